@@ -1,0 +1,3 @@
+//! The C surface.
+pub mod constants;
+pub mod types;
