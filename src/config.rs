@@ -1,1 +1,52 @@
-//! placeholder
+//! Knobs: every `OXMPI_*` (and honoured `MPIR_CVAR_*`) environment variable
+//! is read here, once, and logged at debug level. README.md lists them.
+use once_cell::sync::Lazy;
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// `MPIR_CVAR_FINALIZE_ATEXIT` / `OXMPI_FINALIZE_ATEXIT`: keep transports
+    /// and the PMI connection past the last finalize; tear down at exit.
+    pub finalize_atexit: bool,
+    /// `OXMPI_LOG`: env_logger filter for oxmpi's diagnostics (stderr).
+    pub log_filter: Option<String>,
+}
+
+fn flag(name: &str) -> Option<bool> {
+    let v = std::env::var(name).ok()?;
+    match v.trim().to_ascii_lowercase().as_str() {
+        "1" | "yes" | "true" | "on" => Some(true),
+        "0" | "no" | "false" | "off" | "" => Some(false),
+        _ => {
+            eprintln!("oxmpi: ignoring {name}={v}: expected 0 or 1");
+            None
+        }
+    }
+}
+
+impl Config {
+    fn from_env() -> Config {
+        Config {
+            finalize_atexit: flag("OXMPI_FINALIZE_ATEXIT")
+                .or_else(|| flag("MPIR_CVAR_FINALIZE_ATEXIT"))
+                .unwrap_or(false),
+            log_filter: std::env::var("OXMPI_LOG").ok(),
+        }
+    }
+}
+
+static CONFIG: Lazy<Config> = Lazy::new(|| {
+    let config = Config::from_env();
+    if let Some(filter) = &config.log_filter {
+        let _ = env_logger::Builder::new()
+            .parse_filters(filter)
+            .format_timestamp_micros()
+            .try_init();
+    }
+    log::debug!("oxmpi configuration: {config:?}");
+    config
+});
+
+/// The process's configuration (read on first use).
+pub fn get() -> &'static Config {
+    &CONFIG
+}

@@ -4,7 +4,7 @@
 //! `abi_constants`). Callback function types live in `callbacks.rs`.
 #![allow(non_camel_case_types, non_snake_case)]
 
-use std::os::raw::c_int;
+use std::os::raw::{c_int, c_long};
 
 pub type MPI_Comm = c_int;
 pub type MPI_Group = c_int;
@@ -18,9 +18,9 @@ pub type MPI_Message = c_int;
 pub type MPI_Session = c_int;
 pub type MPIX_Grequest_class = c_int;
 
-pub type MPI_Aint = i64;
-pub type MPI_Offset = i64;
-pub type MPI_Count = i64;
+pub type MPI_Aint = c_long;
+pub type MPI_Offset = c_long;
+pub type MPI_Count = c_long;
 pub type MPI_Fint = c_int;
 
 /// ROMIO's file object; oxmpi has no MPI-IO yet, so only the pointer type exists.

@@ -1,0 +1,39 @@
+# oxmpi: build, install, test, demo, bench. See README.md.
+PREFIX ?= $(CURDIR)/build/stage
+VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+CARGO ?= cargo
+STAGE := $(CURDIR)/build/stage
+
+.PHONY: all build install stage check unit-tests demo bench clean
+
+all: stage
+
+# Release library and mpiexec; build.rs regenerates include/mpi.h.
+build:
+	$(CARGO) build --release
+
+install: build
+	install -d $(PREFIX)/lib $(PREFIX)/lib/pkgconfig $(PREFIX)/include $(PREFIX)/bin
+	install -m 0755 target/release/liboxmpi.so $(PREFIX)/lib/liboxmpi.so
+	for l in libmpi.so libmpi.so.12 libmpich.so libmpich.so.12; do ln -sf liboxmpi.so $(PREFIX)/lib/$$l; done
+	install -m 0644 include/mpi.h $(PREFIX)/include/mpi.h
+	install -m 0755 target/release/mpiexec $(PREFIX)/bin/mpiexec
+	ln -sf mpiexec $(PREFIX)/bin/mpirun
+	sed 's|@PREFIX@|$(PREFIX)|g' tools/mpicc.in > $(PREFIX)/bin/mpicc && chmod 0755 $(PREFIX)/bin/mpicc
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' tools/oxmpi.pc.in > $(PREFIX)/lib/pkgconfig/oxmpi.pc
+	for p in mpi.pc mpi-c.pc; do ln -sf oxmpi.pc $(PREFIX)/lib/pkgconfig/$$p; done
+
+# The tree the tests and the demo use: an install under build/stage.
+stage:
+	$(MAKE) install PREFIX=$(STAGE)
+
+check: stage
+	bash tools/check.sh
+
+demo: stage
+	$(STAGE)/bin/mpicc -O2 -o build/world_demo examples/world_demo.c
+	$(STAGE)/bin/mpiexec -n 4 build/world_demo
+
+clean:
+	$(CARGO) clean
+	rm -rf build

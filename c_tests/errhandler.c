@@ -1,0 +1,93 @@
+/* Error handling: MPI_ERRORS_RETURN, user handlers (called with the right
+ * communicator and code, kept alive while attached after
+ * MPI_Errhandler_free), MPI_Comm_call_errhandler, error classes and
+ * strings, user-defined classes, codes and strings. */
+#include "mpitest.h"
+
+static int calls = 0, last_code = 0;
+static MPI_Comm last_comm = MPI_COMM_NULL;
+
+static void handler(MPI_Comm *comm, int *code, ...) {
+    calls++;
+    last_comm = *comm;
+    last_code = *code;
+}
+
+int main(int argc, char **argv) {
+    int rank, rc, cls, len;
+    char text[MPI_MAX_ERROR_STRING];
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+
+    MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
+    MPI_Comm_get_errhandler(MPI_COMM_WORLD, &eh);
+    CHECK(eh == MPI_ERRORS_ARE_FATAL, "default handler %#x", (unsigned)eh);
+    MPI_Errhandler_free(&eh);
+    CHECK(eh == MPI_ERRHANDLER_NULL, "free sets NULL");
+
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    rc = MPI_Comm_rank((MPI_Comm)0x12345, &rank);
+    CHECK(mt_class(rc) == MPI_ERR_COMM, "bad comm gives class %d", mt_class(rc));
+    MPI_Error_string(rc, text, &len);
+    CHECK(strstr(text, "MPI_Comm_rank") && strstr(text, "MPI_ERR_COMM") && len == (int)strlen(text),
+          "specific text '%s'", text);
+    CHECK_CLASS(MPI_Comm_rank(MPI_COMM_WORLD, NULL), MPI_ERR_ARG);
+    CHECK_CLASS(MPI_Comm_size(MPI_COMM_NULL, &len), MPI_ERR_COMM);
+
+    /* A predefined class is its own code, with the general text. */
+    MPI_Error_class(MPI_ERR_TRUNCATE, &cls);
+    CHECK(cls == MPI_ERR_TRUNCATE, "class of class %d", cls);
+    MPI_Error_string(MPI_ERR_TRUNCATE, text, &len);
+    CHECK(strstr(text, "truncated") != NULL, "truncate text '%s'", text);
+    CHECK_CLASS(MPI_Error_class(-7, &cls), MPI_ERR_ARG);
+
+    /* A user handler gets the communicator and the code. */
+    MPI_Errhandler mine;
+    MPI_Comm_create_errhandler(handler, &mine);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, mine);
+    MPI_Errhandler_free(&mine); /* still attached: must stay alive */
+    rc = MPI_Comm_get_name(MPI_COMM_SELF, NULL, &len);
+    CHECK(calls == 1 && last_comm == MPI_COMM_SELF && last_code == rc, "handler calls %d comm %#x code %d/%d",
+          calls, (unsigned)last_comm, last_code, rc);
+    CHECK(mt_class(rc) == MPI_ERR_ARG, "NULL name class %d", mt_class(rc));
+
+    /* Errors tied to no object go to MPI_COMM_SELF's handler when set. */
+    rc = MPI_Info_create(NULL);
+    CHECK(calls == 2 && mt_class(rc) == MPI_ERR_ARG, "no-object error: calls %d class %d", calls, mt_class(rc));
+
+    /* MPI_Comm_call_errhandler invokes it with the given code. */
+    MPI_Comm_call_errhandler(MPI_COMM_SELF, MPI_ERR_OTHER);
+    CHECK(calls == 3 && last_code == MPI_ERR_OTHER, "call_errhandler: calls %d code %d", calls, last_code);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+
+    /* A freed handler handle is no longer valid. */
+    CHECK_CLASS(MPI_Comm_set_errhandler(MPI_COMM_WORLD, mine), MPI_ERR_ARG);
+    CHECK_CLASS(MPI_Comm_set_errhandler(MPI_COMM_WORLD, (MPI_Errhandler)0x54000009), MPI_ERR_ARG);
+
+    /* User-defined classes, codes and strings. */
+    int myclass, mycode, lastused, flag;
+    MPI_Add_error_class(&myclass);
+    MPI_Add_error_code(myclass, &mycode);
+    MPI_Add_error_string(mycode, "my special error");
+    MPI_Add_error_string(myclass, "my class");
+    MPI_Error_class(mycode, &cls);
+    CHECK(cls == myclass, "user code class %d vs %d", cls, myclass);
+    MPI_Error_string(mycode, text, &len);
+    CHECK(strcmp(text, "my special error") == 0, "user code text '%s'", text);
+    MPI_Error_string(myclass, text, &len);
+    CHECK(strcmp(text, "my class") == 0, "user class text '%s'", text);
+    CHECK_CLASS(MPI_Add_error_string(MPI_ERR_ARG, "x"), MPI_ERR_ARG);
+    CHECK_CLASS(MPI_Add_error_code(myclass + 1000, &mycode), MPI_ERR_ARG);
+    (void)lastused; (void)flag;
+
+    /* An unimplemented function reports through the handler. */
+    MPI_Win win;
+    rc = MPI_Win_create(NULL, 0, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    CHECK(mt_class(rc) == MPI_ERR_UNSUPPORTED_OPERATION, "unimplemented class %d", mt_class(rc));
+    MPI_Error_string(rc, text, &len);
+    CHECK(strstr(text, "MPI_Win_create") && strstr(text, "not implemented"), "unimplemented text '%s'", text);
+
+    MPI_Finalize();
+    mt_report(rank, mt_errors);
+    return mt_errors ? 1 : 0;
+}

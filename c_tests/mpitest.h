@@ -1,0 +1,50 @@
+/* Small helpers shared by the C tests: check macros that count errors and
+ * name what broke, and the final "No Errors" line (printed by rank 0 of
+ * the job when no rank found an error). */
+#ifndef OXMPI_MPITEST_H
+#define OXMPI_MPITEST_H
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int mt_errors = 0;
+
+#define CHECK(cond, ...)                                                     \
+    do {                                                                     \
+        if (!(cond)) {                                                       \
+            mt_errors++;                                                     \
+            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, \
+                    #cond);                                                  \
+            fprintf(stderr, __VA_ARGS__);                                    \
+            fprintf(stderr, "\n");                                           \
+        }                                                                    \
+    } while (0)
+
+/* The error class of a return code. */
+static inline int mt_class(int rc) {
+    int cls = -1;
+    MPI_Error_class(rc, &cls);
+    return cls;
+}
+
+#define CHECK_CLASS(call, expected)                                          \
+    do {                                                                     \
+        int rc_ = (call);                                                    \
+        int cls_ = rc_ == MPI_SUCCESS ? MPI_SUCCESS : mt_class(rc_);         \
+        CHECK(cls_ == (expected), "%s gave class %d, expected %s (%d)",      \
+              #call, cls_, #expected, (expected));                           \
+    } while (0)
+
+/* Prints "No Errors" when `errors` (already summed over the job, or this
+ * process's count for single-process checks) is zero. */
+static inline void mt_report(int rank, int errors) {
+    if (rank == 0) {
+        if (errors == 0)
+            printf("No Errors\n");
+        else
+            printf("Found %d errors\n", errors);
+    }
+    fflush(stdout);
+}
+#endif

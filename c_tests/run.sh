@@ -1,0 +1,79 @@
+#!/bin/bash
+# Runs the C test list (c_tests/testlist). Each line:
+#   name  ranks  [VAR=value ...]  [-- program arguments ...]
+# `name` is c_tests/<name>.c, built with the installed mpicc and run with
+# `mpiexec -n ranks`; it passes when it exits 0 and prints a line
+# "No Errors" (rank 0 prints it). A name ending in .sh is a script run
+# as is (same rule; exit 77 means skipped).
+# Environment: OXMPI_PREFIX (the install to test, default build/stage),
+# MPIEXEC (launcher, default $OXMPI_PREFIX/bin/mpiexec), OXMPI_TEST_TIMEOUT
+# (seconds per test, default 120), TESTS (only these names).
+set -u
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+PREFIX=${OXMPI_PREFIX:-$ROOT/build/stage}
+MPIEXEC=${MPIEXEC:-$PREFIX/bin/mpiexec}
+TIMEOUT=${OXMPI_TEST_TIMEOUT:-120}
+BUILD=$ROOT/build/c_tests
+mkdir -p "$BUILD"
+export OXMPI_ROOT=$ROOT OXMPI_PREFIX=$PREFIX MPIEXEC
+status=0
+
+while read -r line; do
+    line=${line%%#*}
+    [ -z "${line// }" ] && continue
+    read -r -a words <<< "$line"
+    name=${words[0]}
+    ranks=${words[1]:-1}
+    envs=()
+    args=()
+    in_args=0
+    for w in "${words[@]:2}"; do
+        if [ "$in_args" = 1 ]; then args+=("$w")
+        elif [ "$w" = "--" ]; then in_args=1
+        else envs+=("$w")
+        fi
+    done
+    if [ -n "${TESTS:-}" ] && [[ " $TESTS " != *" $name "* ]]; then
+        continue
+    fi
+    label="$name (n=$ranks${envs:+ ${envs[*]}})"
+    out=$BUILD/$(echo "$name.$ranks.${envs[*]:-}" | tr '/ =' '___').out
+    if [[ "$name" == *.sh ]]; then
+        timeout -k 5 "$TIMEOUT" env "${envs[@]}" bash "c_tests/$name" "${args[@]}" > "$out" 2>&1
+        rc=$?
+    else
+        exe=$BUILD/$name
+        mkdir -p "$(dirname "$exe")"
+        if [ ! -x "$exe" ] || [ "c_tests/$name.c" -nt "$exe" ] || [ "$PREFIX/lib/liboxmpi.so" -nt "$exe" ]; then
+            if ! "$PREFIX/bin/mpicc" -Wall -Werror -O1 -g -I c_tests "c_tests/$name.c" -o "$exe" > "$out" 2>&1; then
+                echo "FAIL $label"
+                echo "--- FAIL $label: does not compile"; cat "$out"
+                status=1
+                continue
+            fi
+        fi
+        timeout -k 5 "$TIMEOUT" env "${envs[@]}" "$MPIEXEC" -n "$ranks" "$exe" "${args[@]}" > "$out" 2>&1
+        rc=$?
+    fi
+    if [ "$rc" = 77 ]; then
+        echo "SKIP $label: $(tail -n 1 "$out")"
+    elif [ "$rc" = 0 ] && grep -qx "No Errors" "$out"; then
+        # Quiet by default: a correct run prints nothing of oxmpi's own.
+        if [[ "$name" != *.sh ]] && [[ " ${envs[*]:-} " != *OXMPI_LOG* ]] \
+            && grep -qE '^(oxmpi:|\[(TRACE|DEBUG|INFO|WARN|ERROR)|mpiexec:)' "$out"; then
+            echo "FAIL $label"
+            echo "--- FAIL $label: oxmpi printed diagnostics in a correct run"
+            grep -E '^(oxmpi:|\[|mpiexec:)' "$out" | head -n 10
+            status=1
+            continue
+        fi
+        echo "PASS $label"
+    else
+        echo "FAIL $label"
+        echo "--- FAIL $label: exit $rc$([ "$rc" = 124 ] && echo ' (timed out)')"
+        tail -n 40 "$out"
+        status=1
+    fi
+done < c_tests/testlist
+exit $status

@@ -1,0 +1,58 @@
+//! Turning C arguments into Rust values, in one place: pointer checks,
+//! strings in and out, counts. Each helper names the argument in its error.
+use std::ffi::CStr;
+use std::os::raw::{c_char, c_int};
+
+use crate::abi::constants::*;
+use crate::core::error::{MpiError, MpiResult};
+
+/// A required output argument: `&mut T`, or `MPI_ERR_ARG` when NULL.
+///
+/// # Safety
+/// `p` must be NULL or valid for writes of a `T` for the call's duration.
+pub unsafe fn out<'a, T>(p: *mut T, name: &str) -> MpiResult<&'a mut T> {
+    // SAFETY: the caller passes a pointer that is NULL or valid (MPI's
+    // contract for output arguments); NULL is rejected here.
+    unsafe { p.as_mut() }.ok_or_else(|| MpiError::new(MPI_ERR_ARG, format!("argument '{name}' is NULL")))
+}
+
+/// A required input string.
+///
+/// # Safety
+/// `p` must be NULL or point at a NUL-terminated string.
+pub unsafe fn in_str(p: *const c_char, name: &str) -> MpiResult<String> {
+    if p.is_null() {
+        return Err(MpiError::new(MPI_ERR_ARG, format!("argument '{name}' is NULL")));
+    }
+    // SAFETY: non-NULL and NUL-terminated per the caller's contract.
+    Ok(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+}
+
+/// Copies `s` into a C buffer of `capacity` bytes (NUL included),
+/// truncating if needed. Returns the number of bytes copied (no NUL).
+///
+/// # Safety
+/// `dst` must be valid for `capacity` bytes of writes.
+pub unsafe fn write_str(dst: *mut c_char, capacity: usize, s: &str, name: &str) -> MpiResult<usize> {
+    if dst.is_null() {
+        return Err(MpiError::new(MPI_ERR_ARG, format!("argument '{name}' is NULL")));
+    }
+    if capacity == 0 {
+        return Ok(0);
+    }
+    let n = s.len().min(capacity - 1);
+    // SAFETY: dst has room for `capacity` bytes; we write n + 1 <= capacity.
+    unsafe {
+        std::ptr::copy_nonoverlapping(s.as_ptr(), dst.cast::<u8>(), n);
+        *dst.add(n) = 0;
+    }
+    Ok(n)
+}
+
+/// A count argument: non-negative.
+pub fn count(n: c_int, name: &str) -> MpiResult<usize> {
+    if n < 0 {
+        return Err(MpiError::new(MPI_ERR_COUNT, format!("{name} is negative ({n})")));
+    }
+    Ok(n as usize)
+}

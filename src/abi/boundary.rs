@@ -1,0 +1,194 @@
+//! The panic boundary and error-handler dispatch around every entry point.
+//!
+//! Every generated `MPI_x`/`PMPI_x` calls [`run`] (or [`run_value`]): the
+//! implementation runs inside `catch_unwind`, so no Rust panic reaches C (a
+//! panic becomes `MPI_ERR_INTERN`); an error becomes an error code and goes
+//! to the error handler of the object the call was about ([`Scope`]).
+//! Handlers run without the runtime lock held.
+use std::os::raw::c_int;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use crate::abi::constants::*;
+use crate::abi::types::*;
+use crate::core::abort;
+use crate::core::errhandler::{Action, ErrhandlerFunction};
+use crate::core::error::{MpiError, MpiResult};
+use crate::core::error_codes;
+use crate::core::runtime::{self, Runtime};
+
+/// The object whose error handler an error goes to.
+#[derive(Clone, Copy)]
+pub enum Scope {
+    /// Not tied to an object (see [`default_handler`]).
+    Default,
+    Comm(MPI_Comm),
+    /// A `MPI_Comm *` argument (`MPI_Comm_free`); read before the call.
+    CommPtr(*mut MPI_Comm),
+    Win(MPI_Win),
+    WinPtr(*mut MPI_Win),
+    File(MPI_File),
+    Session(MPI_Session),
+    SessionPtr(*mut MPI_Session),
+}
+
+/// A scope with pointer arguments already read.
+#[derive(Clone, Copy)]
+enum Target {
+    Default,
+    Comm(MPI_Comm),
+    Win(MPI_Win),
+    File(MPI_File),
+    Session(MPI_Session),
+}
+
+impl Scope {
+    fn target(self) -> Target {
+        // SAFETY (all three): the pointer is the caller's handle argument;
+        // MPI requires it to be valid, and NULL is checked by as_ref.
+        match self {
+            Scope::Default => Target::Default,
+            Scope::Comm(c) => Target::Comm(c),
+            Scope::CommPtr(p) => unsafe { p.as_ref() }.map_or(Target::Default, |c| Target::Comm(*c)),
+            Scope::Win(w) => Target::Win(w),
+            Scope::WinPtr(p) => unsafe { p.as_ref() }.map_or(Target::Default, |w| Target::Win(*w)),
+            Scope::File(f) => Target::File(f),
+            Scope::Session(s) => Target::Session(s),
+            Scope::SessionPtr(p) => unsafe { p.as_ref() }.map_or(Target::Default, |s| Target::Session(*s)),
+        }
+    }
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".to_string()
+    }
+}
+
+/// Runs an implementation that returns an MPI result; returns the C code.
+pub fn run(scope: Scope, call: &'static str, f: impl FnOnce() -> MpiResult) -> c_int {
+    let target = scope.target();
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(())) => MPI_SUCCESS,
+        Ok(Err(error)) => raise(target, call, error),
+        Err(payload) => raise(
+            target,
+            call,
+            MpiError::new(MPI_ERR_INTERN, format!("internal error: {}", panic_message(&*payload))),
+        ),
+    }
+}
+
+/// Runs an implementation that returns a plain value (`MPI_Wtime`,
+/// `MPI_Comm_c2f`...): a panic is reported and gives the default value.
+pub fn run_value<T: Default>(call: &'static str, f: impl FnOnce() -> T) -> T {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(v) => v,
+        Err(payload) => {
+            raise(
+                Target::Default,
+                call,
+                MpiError::new(MPI_ERR_INTERN, format!("internal error: {}", panic_message(&*payload))),
+            );
+            T::default()
+        }
+    }
+}
+
+fn not_implemented_error() -> MpiError {
+    MpiError::new(MPI_ERR_UNSUPPORTED_OPERATION, "not implemented in oxmpi yet")
+}
+
+/// The body of every exported function oxmpi does not implement yet.
+pub fn not_implemented(scope: Scope, call: &'static str) -> c_int {
+    raise(scope.target(), call, not_implemented_error())
+}
+
+/// As [`not_implemented`], for functions that return a value, not a code.
+pub fn not_implemented_value<T: Default>(call: &'static str) -> T {
+    raise(Target::Default, call, not_implemented_error());
+    T::default()
+}
+
+/// MPI_T functions never call error handlers; they return a code.
+pub fn tool_not_implemented(call: &'static str) -> c_int {
+    log::debug!("{call}: not implemented");
+    MPI_T_ERR_NOT_SUPPORTED
+}
+
+/// The handler for errors not tied to an object: `MPI_COMM_SELF`'s if the
+/// program set one there (MPI 4), else `MPI_COMM_WORLD`'s (what MPICH does,
+/// and what older programs expect), while the world model is active;
+/// otherwise the initial error handler, `MPI_ERRORS_ARE_FATAL`.
+fn default_handler(rt: &Runtime) -> (MPI_Errhandler, MPI_Comm) {
+    if let (Some(world), Some(self_comm)) = (&rt.comms.world, &rt.comms.self_comm) {
+        if self_comm.errhandler != MPI_ERRORS_ARE_FATAL {
+            return (self_comm.errhandler, MPI_COMM_SELF);
+        }
+        return (world.errhandler, MPI_COMM_WORLD);
+    }
+    (MPI_ERRORS_ARE_FATAL, MPI_COMM_NULL)
+}
+
+/// Reports `error` raised in `call` and returns its code (unless the
+/// handler ends the job).
+fn raise(target: Target, call: &'static str, error: MpiError) -> c_int {
+    let mut code = error_codes::record(call, &error);
+    log::debug!("{call}: {error}");
+    let (action, mut object) = {
+        let rt = runtime::lock();
+        let handler_and_object = match target {
+            Target::Comm(c) => rt.comms.get(c).ok().map(|comm| (comm.errhandler, c)),
+            // Windows, files and sessions come with their issues; until then
+            // their errors use the default handler.
+            Target::Win(_) | Target::File(_) | Target::Session(_) | Target::Default => None,
+        };
+        let (handler, object) = handler_and_object.unwrap_or_else(|| default_handler(&rt));
+        (rt.errhandlers.action(handler).unwrap_or(Action::Fatal), object)
+    };
+    match action {
+        Action::Return => code,
+        Action::Fatal | Action::Abort => {
+            let text = error_codes::string_of(code).unwrap_or_else(|| error.to_string());
+            abort::abort_job(error.class.max(1), &format!("oxmpi: {}: {text}", abort::who()))
+        }
+        Action::Call(function) => {
+            // SAFETY: a user-supplied handler of the matching kind, called
+            // with pointers to locals, as MPI specifies; no lock is held.
+            match function {
+                ErrhandlerFunction::Comm(Some(f)) => unsafe { f(&mut object, &mut code) },
+                ErrhandlerFunction::Session(Some(f)) => unsafe { f(&mut object, &mut code) },
+                ErrhandlerFunction::Win(Some(f)) => unsafe { f(&mut object, &mut code) },
+                _ => {}
+            }
+            code
+        }
+    }
+}
+
+/// `MPI_Comm_call_errhandler` and friends: raise a code on an object.
+pub fn call_errhandler_on_comm(comm: MPI_Comm, code: c_int) -> MpiResult {
+    let (action, mut object) = {
+        let rt = runtime::lock();
+        let c = rt.comms.get(comm)?;
+        (rt.errhandlers.action(c.errhandler)?, comm)
+    };
+    let mut code = code;
+    match action {
+        Action::Return => {}
+        Action::Fatal | Action::Abort => {
+            let text = error_codes::string_of(code).unwrap_or_else(|| format!("error code {code}"));
+            abort::abort_job(
+                error_codes::class_of(code).unwrap_or(MPI_ERR_OTHER).max(1),
+                &format!("oxmpi: {}: {text}", abort::who()),
+            )
+        }
+        // SAFETY: as in `raise`.
+        Action::Call(ErrhandlerFunction::Comm(Some(f))) => unsafe { f(&mut object, &mut code) },
+        Action::Call(_) => {}
+    }
+    Ok(())
+}

@@ -1,0 +1,96 @@
+//! Error handlers and error codes: create/set/get/free/call, strings and
+//! classes, user-defined classes and codes.
+use std::os::raw::{c_char, c_int};
+
+use crate::abi::args::{in_str, out, write_str};
+use crate::abi::boundary;
+use crate::abi::callbacks::*;
+use crate::abi::constants::*;
+use crate::abi::types::*;
+use crate::core::errhandler::ErrhandlerFunction;
+use crate::core::error::{MpiError, MpiResult};
+use crate::core::error_codes;
+use crate::core::runtime;
+
+pub unsafe fn comm_create_errhandler(
+    function: MPI_Comm_errhandler_function,
+    errhandler: *mut MPI_Errhandler,
+) -> MpiResult {
+    let errhandler = unsafe { out(errhandler, "errhandler") }?;
+    if function.is_none() {
+        return Err(MpiError::new(MPI_ERR_ARG, "the error handler function is NULL"));
+    }
+    *errhandler = runtime::lock().errhandlers.create(ErrhandlerFunction::Comm(function));
+    Ok(())
+}
+
+pub unsafe fn comm_set_errhandler(comm: MPI_Comm, errhandler: MPI_Errhandler) -> MpiResult {
+    let mut rt = runtime::lock();
+    rt.comms.get(comm)?;
+    rt.errhandlers.retain(errhandler)?;
+    let c = rt.comms.get_mut(comm)?;
+    let old = std::mem::replace(&mut c.errhandler, errhandler);
+    rt.errhandlers.release(old)
+}
+
+pub unsafe fn comm_get_errhandler(comm: MPI_Comm, errhandler: *mut MPI_Errhandler) -> MpiResult {
+    let errhandler = unsafe { out(errhandler, "errhandler") }?;
+    let mut rt = runtime::lock();
+    let h = rt.comms.get(comm)?.errhandler;
+    rt.errhandlers.retain(h)?;
+    *errhandler = h;
+    Ok(())
+}
+
+pub unsafe fn comm_call_errhandler(comm: MPI_Comm, errorcode: c_int) -> MpiResult {
+    boundary::call_errhandler_on_comm(comm, errorcode)
+}
+
+/// `MPI_Errhandler_free`: drops the user's reference; objects still using
+/// the handler keep it alive. Freeing a predefined handler is allowed (a
+/// handle from `MPI_Comm_get_errhandler` may be one) and does nothing.
+pub unsafe fn errhandler_free(errhandler: *mut MPI_Errhandler) -> MpiResult {
+    let errhandler = unsafe { out(errhandler, "errhandler") }?;
+    runtime::lock().errhandlers.release(*errhandler)?;
+    *errhandler = MPI_ERRHANDLER_NULL;
+    Ok(())
+}
+
+pub unsafe fn error_string(errorcode: c_int, string: *mut c_char, resultlen: *mut c_int) -> MpiResult {
+    let resultlen = unsafe { out(resultlen, "resultlen") }?;
+    let text = error_codes::string_of(errorcode)
+        .ok_or_else(|| MpiError::new(MPI_ERR_ARG, format!("{errorcode} is not a valid error code")))?;
+    let n = unsafe { write_str(string, MPI_MAX_ERROR_STRING as usize, &text, "string") }?;
+    *resultlen = n as c_int;
+    Ok(())
+}
+
+pub unsafe fn error_class(errorcode: c_int, errorclass: *mut c_int) -> MpiResult {
+    let errorclass = unsafe { out(errorclass, "errorclass") }?;
+    *errorclass = error_codes::class_of(errorcode)
+        .ok_or_else(|| MpiError::new(MPI_ERR_ARG, format!("{errorcode} is not a valid error code")))?;
+    Ok(())
+}
+
+pub unsafe fn add_error_class(errorclass: *mut c_int) -> MpiResult {
+    let errorclass = unsafe { out(errorclass, "errorclass") }?;
+    *errorclass = error_codes::add_class()?;
+    Ok(())
+}
+
+pub unsafe fn add_error_code(errorclass: c_int, errorcode: *mut c_int) -> MpiResult {
+    let errorcode = unsafe { out(errorcode, "errorcode") }?;
+    *errorcode = error_codes::add_code(errorclass)?;
+    Ok(())
+}
+
+pub unsafe fn add_error_string(errorcode: c_int, string: *const c_char) -> MpiResult {
+    let text = unsafe { in_str(string, "string") }?;
+    if text.len() >= MPI_MAX_ERROR_STRING as usize {
+        return Err(MpiError::new(
+            MPI_ERR_ARG,
+            format!("error string of {} bytes (at most {})", text.len(), MPI_MAX_ERROR_STRING - 1),
+        ));
+    }
+    error_codes::add_string(errorcode, text)
+}

@@ -1,0 +1,161 @@
+//! Info objects through the C ABI, and `MPI_INFO_ENV` (read-only, built on
+//! first use from the process's command line and environment).
+use std::os::raw::{c_char, c_int};
+
+use once_cell::sync::Lazy;
+
+use crate::abi::args::{in_str, out, write_str};
+use crate::abi::constants::*;
+use crate::abi::types::*;
+use crate::core::error::{MpiError, MpiResult};
+use crate::core::info::InfoObject;
+use crate::core::runtime::{self, Runtime};
+
+static INFO_ENV: Lazy<InfoObject> = Lazy::new(|| {
+    let args: Vec<String> = std::env::args().collect();
+    let mut pairs = Vec::new();
+    if let Some(cmd) = args.first() {
+        pairs.push(("command".to_string(), cmd.clone()));
+    }
+    if args.len() > 1 {
+        pairs.push(("argv".to_string(), args[1..].join(" ")));
+    }
+    if let Ok(size) = std::env::var("PMI_SIZE") {
+        pairs.push(("maxprocs".to_string(), size));
+    }
+    if let Ok(dir) = std::env::current_dir() {
+        pairs.push(("wdir".to_string(), dir.display().to_string()));
+    }
+    pairs.push(("host".to_string(), crate::core::instance::hostname()));
+    pairs.push(("arch".to_string(), std::env::consts::ARCH.to_string()));
+    pairs.retain(|(_, v)| !v.is_empty());
+    InfoObject::from_pairs(pairs)
+});
+
+fn invalid(h: MPI_Info) -> MpiError {
+    if h == MPI_INFO_NULL {
+        MpiError::new(MPI_ERR_INFO, "MPI_INFO_NULL is not a valid info object here")
+    } else {
+        MpiError::new(MPI_ERR_INFO, format!("handle {:#010x} is not a valid (or a freed) info object", h as u32))
+    }
+}
+
+/// Reads an info object (predefined or user) inside the runtime lock.
+pub fn lookup(rt: &Runtime, h: MPI_Info) -> MpiResult<&InfoObject> {
+    if h == MPI_INFO_ENV {
+        return Ok(&INFO_ENV);
+    }
+    rt.infos.get(h).ok_or_else(|| invalid(h))
+}
+
+fn lookup_mut(rt: &mut Runtime, h: MPI_Info) -> MpiResult<&mut InfoObject> {
+    if h == MPI_INFO_ENV {
+        return Err(MpiError::new(MPI_ERR_INFO, "MPI_INFO_ENV is read-only"));
+    }
+    rt.infos.get_mut(h).ok_or_else(|| invalid(h))
+}
+
+pub unsafe fn create(info: *mut MPI_Info) -> MpiResult {
+    let info = unsafe { out(info, "info") }?;
+    *info = runtime::lock().infos.insert(InfoObject::new());
+    Ok(())
+}
+
+pub unsafe fn set(info: MPI_Info, key: *const c_char, value: *const c_char) -> MpiResult {
+    let key = unsafe { in_str(key, "key") }?;
+    let value = unsafe { in_str(value, "value") }?;
+    lookup_mut(&mut runtime::lock(), info)?.set(&key, &value)
+}
+
+pub unsafe fn delete(info: MPI_Info, key: *const c_char) -> MpiResult {
+    let key = unsafe { in_str(key, "key") }?;
+    lookup_mut(&mut runtime::lock(), info)?.delete(&key)
+}
+
+/// `MPI_Info_get` (deprecated in MPI 4.0, still exported): copies at most
+/// `valuelen` characters and a NUL.
+pub unsafe fn get(info: MPI_Info, key: *const c_char, valuelen: c_int, value: *mut c_char, flag: *mut c_int) -> MpiResult {
+    let key = unsafe { in_str(key, "key") }?;
+    let flag = unsafe { out(flag, "flag") }?;
+    if valuelen < 0 {
+        return Err(MpiError::new(MPI_ERR_ARG, format!("valuelen is negative ({valuelen})")));
+    }
+    let rt = runtime::lock();
+    match lookup(&rt, info)?.get(&key)? {
+        Some(v) => {
+            unsafe { write_str(value, valuelen as usize + 1, v, "value") }?;
+            *flag = 1;
+        }
+        None => *flag = 0,
+    }
+    Ok(())
+}
+
+/// `MPI_Info_get_string`: `*buflen == 0` asks only for the length; the
+/// length returned includes the NUL.
+pub unsafe fn get_string(info: MPI_Info, key: *const c_char, buflen: *mut c_int, value: *mut c_char, flag: *mut c_int) -> MpiResult {
+    let key = unsafe { in_str(key, "key") }?;
+    let buflen = unsafe { out(buflen, "buflen") }?;
+    let flag = unsafe { out(flag, "flag") }?;
+    if *buflen < 0 {
+        return Err(MpiError::new(MPI_ERR_ARG, format!("buflen is negative ({})", *buflen)));
+    }
+    let rt = runtime::lock();
+    match lookup(&rt, info)?.get(&key)? {
+        Some(v) => {
+            if *buflen > 0 {
+                unsafe { write_str(value, *buflen as usize, v, "value") }?;
+            }
+            *buflen = v.len() as c_int + 1;
+            *flag = 1;
+        }
+        None => *flag = 0,
+    }
+    Ok(())
+}
+
+pub unsafe fn get_valuelen(info: MPI_Info, key: *const c_char, valuelen: *mut c_int, flag: *mut c_int) -> MpiResult {
+    let key = unsafe { in_str(key, "key") }?;
+    let valuelen = unsafe { out(valuelen, "valuelen") }?;
+    let flag = unsafe { out(flag, "flag") }?;
+    let rt = runtime::lock();
+    match lookup(&rt, info)?.get(&key)? {
+        Some(v) => {
+            *valuelen = v.len() as c_int;
+            *flag = 1;
+        }
+        None => *flag = 0,
+    }
+    Ok(())
+}
+
+pub unsafe fn get_nkeys(info: MPI_Info, nkeys: *mut c_int) -> MpiResult {
+    let nkeys = unsafe { out(nkeys, "nkeys") }?;
+    *nkeys = lookup(&runtime::lock(), info)?.nkeys();
+    Ok(())
+}
+
+pub unsafe fn get_nthkey(info: MPI_Info, n: c_int, key: *mut c_char) -> MpiResult {
+    let rt = runtime::lock();
+    let k = lookup(&rt, info)?.nth_key(n)?;
+    unsafe { write_str(key, MPI_MAX_INFO_KEY as usize + 1, k, "key") }?;
+    Ok(())
+}
+
+pub unsafe fn dup(info: MPI_Info, newinfo: *mut MPI_Info) -> MpiResult {
+    let newinfo = unsafe { out(newinfo, "newinfo") }?;
+    let mut rt = runtime::lock();
+    let copy = lookup(&rt, info)?.clone();
+    *newinfo = rt.infos.insert(copy);
+    Ok(())
+}
+
+pub unsafe fn free(info: *mut MPI_Info) -> MpiResult {
+    let info = unsafe { out(info, "info") }?;
+    if *info == MPI_INFO_ENV {
+        return Err(MpiError::new(MPI_ERR_INFO, "MPI_INFO_ENV cannot be freed"));
+    }
+    runtime::lock().infos.remove(*info).ok_or_else(|| invalid(*info))?;
+    *info = MPI_INFO_NULL;
+    Ok(())
+}

@@ -1,0 +1,161 @@
+//! The world model's entry points (`MPI_Init`, `MPI_Finalize`, ...) and the
+//! environment queries that work in any state.
+use std::os::raw::{c_char, c_int};
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use crate::abi::args::{out, write_str};
+use crate::abi::constants::*;
+use crate::abi::types::*;
+use crate::core::abort;
+use crate::core::error::{MpiError, MpiResult};
+use crate::core::runtime::{self, WorldModel};
+
+/// `MPI_Init(argc, argv)`.
+pub unsafe fn init(_argc: *mut c_int, _argv: *mut *mut *mut c_char) -> MpiResult {
+    init_world(MPI_THREAD_SINGLE).map(|_| ())
+}
+
+/// `MPI_Init_thread`: every level up to `MPI_THREAD_MULTIPLE` is provided
+/// as asked (the runtime is safe for concurrent calls).
+pub unsafe fn init_thread(
+    _argc: *mut c_int,
+    _argv: *mut *mut *mut c_char,
+    required: c_int,
+    provided: *mut c_int,
+) -> MpiResult {
+    let provided = unsafe { out(provided, "provided") }?;
+    if !(MPI_THREAD_SINGLE..=MPI_THREAD_MULTIPLE).contains(&required) {
+        return Err(MpiError::new(MPI_ERR_ARG, format!("required thread level {required} is not an MPI_THREAD_* value")));
+    }
+    *provided = init_world(required)?;
+    Ok(())
+}
+
+fn init_world(required: c_int) -> MpiResult<c_int> {
+    let mut rt = runtime::lock();
+    match rt.world {
+        WorldModel::Initialized => return Err(MpiError::new(MPI_ERR_OTHER, "MPI_Init called twice")),
+        WorldModel::Finalized => {
+            return Err(MpiError::new(
+                MPI_ERR_OTHER,
+                "the world model cannot be initialized again after MPI_Finalize (use MPI_Session_init)",
+            ))
+        }
+        WorldModel::NotInitialized => {}
+    }
+    let epoch = rt.acquire_instance()?;
+    if let Err(e) = rt.create_world_comms(epoch) {
+        rt.release_instance();
+        return Err(e);
+    }
+    rt.world = WorldModel::Initialized;
+    rt.thread_level = required;
+    rt.main_thread = Some(std::thread::current().id());
+    wtime_origin();
+    Ok(required)
+}
+
+/// `MPI_Finalize`.
+pub unsafe fn finalize() -> MpiResult {
+    let mut rt = runtime::lock();
+    if rt.world != WorldModel::Initialized {
+        return Err(MpiError::new(MPI_ERR_OTHER, "MPI_Finalize called without MPI_Init"));
+    }
+    rt.drop_world_comms();
+    rt.world = WorldModel::Finalized;
+    rt.release_instance();
+    Ok(())
+}
+
+pub unsafe fn initialized(flag: *mut c_int) -> MpiResult {
+    let flag = unsafe { out(flag, "flag") }?;
+    *flag = (runtime::lock().world != WorldModel::NotInitialized) as c_int;
+    Ok(())
+}
+
+pub unsafe fn finalized(flag: *mut c_int) -> MpiResult {
+    let flag = unsafe { out(flag, "flag") }?;
+    *flag = (runtime::lock().world == WorldModel::Finalized) as c_int;
+    Ok(())
+}
+
+pub unsafe fn query_thread(provided: *mut c_int) -> MpiResult {
+    let provided = unsafe { out(provided, "provided") }?;
+    let rt = runtime::lock();
+    *provided = if rt.world == WorldModel::Initialized { rt.thread_level } else { MPI_THREAD_SINGLE };
+    Ok(())
+}
+
+pub unsafe fn is_thread_main(flag: *mut c_int) -> MpiResult {
+    let flag = unsafe { out(flag, "flag") }?;
+    let rt = runtime::lock();
+    if rt.world != WorldModel::Initialized {
+        return Err(MpiError::new(MPI_ERR_OTHER, "MPI_Is_thread_main needs the world model initialized"));
+    }
+    *flag = (rt.main_thread == Some(std::thread::current().id())) as c_int;
+    Ok(())
+}
+
+/// `MPI_Abort`: ends the whole job with `errorcode` (oxmpi does not abort
+/// a subset of processes).
+pub unsafe fn abort(comm: MPI_Comm, errorcode: c_int) -> MpiResult {
+    let comm_name = match comm {
+        MPI_COMM_WORLD => "MPI_COMM_WORLD".to_string(),
+        MPI_COMM_SELF => "MPI_COMM_SELF".to_string(),
+        c => format!("{:#x}", c as u32),
+    };
+    abort::abort_job(
+        errorcode,
+        &format!("oxmpi: {}: MPI_Abort({comm_name}, {errorcode}) called", abort::who()),
+    )
+}
+
+pub unsafe fn get_processor_name(name: *mut c_char, resultlen: *mut c_int) -> MpiResult {
+    let resultlen = unsafe { out(resultlen, "resultlen") }?;
+    let host = crate::core::instance::hostname();
+    let n = unsafe { write_str(name, MPI_MAX_PROCESSOR_NAME as usize, &host, "name") }?;
+    *resultlen = n as c_int;
+    Ok(())
+}
+
+pub unsafe fn get_version(version: *mut c_int, subversion: *mut c_int) -> MpiResult {
+    let version = unsafe { out(version, "version") }?;
+    let subversion = unsafe { out(subversion, "subversion") }?;
+    *version = MPI_VERSION;
+    *subversion = MPI_SUBVERSION;
+    Ok(())
+}
+
+/// The text of `MPI_Get_library_version`.
+pub fn library_version() -> String {
+    format!(
+        "oxmpi {} (MPI {}.{}, MPICH ABI: libmpi.so.12, compatible with MPICH {})",
+        env!("CARGO_PKG_VERSION"),
+        MPI_VERSION,
+        MPI_SUBVERSION,
+        MPICH_VERSION
+    )
+}
+
+pub unsafe fn get_library_version(version: *mut c_char, resultlen: *mut c_int) -> MpiResult {
+    let resultlen = unsafe { out(resultlen, "resultlen") }?;
+    let n = unsafe { write_str(version, MPI_MAX_LIBRARY_VERSION_STRING as usize, &library_version(), "version") }?;
+    *resultlen = n as c_int;
+    Ok(())
+}
+
+fn wtime_origin() -> Instant {
+    static ORIGIN: OnceLock<Instant> = OnceLock::new();
+    *ORIGIN.get_or_init(Instant::now)
+}
+
+/// `MPI_Wtime`: seconds on a monotonic clock (not synchronized across
+/// processes: `MPI_WTIME_IS_GLOBAL` is false).
+pub unsafe fn wtime() -> f64 {
+    wtime_origin().elapsed().as_secs_f64()
+}
+
+pub unsafe fn wtick() -> f64 {
+    1e-9
+}

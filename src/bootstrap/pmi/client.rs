@@ -1,0 +1,277 @@
+//! The library's PMI-1 client: talks to oxmpi's mpiexec or MPICH's Hydra
+//! over the inherited `PMI_FD` socket, or over TCP with `PMI_PORT`/`PMI_ID`.
+//! Requests are synchronous: one line out, the matching answer back.
+//!
+//! The connection belongs to the process, not to an epoch: it is opened at
+//! the first initialization and reused by every later one (an inherited
+//! `PMI_FD` cannot be reopened once the server closed it).
+use std::fs::File;
+use std::io::{self, Write};
+use std::net::TcpStream;
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+use thiserror::Error;
+
+use super::wire::{LineBuffer, PmiMessage, WireError};
+
+#[derive(Debug, Error)]
+pub enum PmiError {
+    #[error("PMI connection: {0}")]
+    Io(#[from] io::Error),
+    #[error("PMI message: {0}")]
+    Wire(#[from] WireError),
+    #[error("PMI server closed the connection")]
+    Closed,
+    #[error("PMI protocol: {0}")]
+    Protocol(String),
+    #[error("PMI environment: {0}")]
+    Environment(String),
+}
+
+/// What the launcher told this process about its job.
+#[derive(Debug, Clone)]
+pub struct JobPlacement {
+    pub rank: u32,
+    pub size: u32,
+    pub appnum: i32,
+    pub universe_size: i32,
+    pub kvsname: String,
+    /// The server's limits (`get_maxes`).
+    pub vallen_max: usize,
+}
+
+pub struct PmiClient {
+    stream: File,
+    buffer: LineBuffer,
+    pub placement: JobPlacement,
+    /// Whether `finalize` was sent (the server then closes the connection).
+    finalized: bool,
+}
+
+/// The connection's descriptor, for sending `abort` without taking any lock
+/// another thread may hold (and without a second descriptor, so a process
+/// has exactly the descriptors it had before its first initialization).
+static ABORT_FD: AtomicI32 = AtomicI32::new(-1);
+
+fn env_number(name: &str) -> Result<Option<i64>, PmiError> {
+    match std::env::var(name) {
+        Ok(v) => v
+            .trim()
+            .parse()
+            .map(Some)
+            .map_err(|_| PmiError::Environment(format!("{name}={v} is not a number"))),
+        Err(_) => Ok(None),
+    }
+}
+
+impl PmiClient {
+    /// Connects as the environment says; `Ok(None)` for a singleton (no PMI
+    /// variables set).
+    pub fn from_env() -> Result<Option<PmiClient>, PmiError> {
+        if let Some(fd) = env_number("PMI_FD")? {
+            let rank = env_number("PMI_RANK")?.unwrap_or(0);
+            let size = env_number("PMI_SIZE")?.unwrap_or(1);
+            // SAFETY: PMI_FD names a socket the launcher left open for this
+            // process; nothing else in the process owns it.
+            let owned = unsafe { OwnedFd::from_raw_fd(fd as RawFd) };
+            set_cloexec(&owned)?;
+            let client = PmiClient::handshake(File::from(owned), None, rank as u32, size as u32)?;
+            return Ok(Some(client));
+        }
+        if let Ok(port) = std::env::var("PMI_PORT") {
+            let id = env_number("PMI_ID")?.unwrap_or(0);
+            let stream = TcpStream::connect(port.trim())?;
+            stream.set_nodelay(true)?;
+            let file = File::from(OwnedFd::from(stream));
+            return Ok(Some(PmiClient::handshake(file, Some(id), 0, 1)?));
+        }
+        Ok(None)
+    }
+
+    fn handshake(stream: File, pmi_id: Option<i64>, rank: u32, size: u32) -> Result<PmiClient, PmiError> {
+        ABORT_FD.store(stream.as_raw_fd(), Ordering::SeqCst);
+        let mut client = PmiClient {
+            stream,
+            buffer: LineBuffer::new(),
+            placement: JobPlacement {
+                rank,
+                size,
+                appnum: 0,
+                universe_size: size as i32,
+                kvsname: String::new(),
+                vallen_max: 1024,
+            },
+            finalized: false,
+        };
+        if let Some(id) = pmi_id {
+            client.send(&PmiMessage::new("initack").with("pmiid", id))?;
+            client.expect("initack")?;
+            for _ in 0..3 {
+                let set = client.expect("set")?;
+                if let Some(v) = set.get("size") {
+                    client.placement.size = parse_field("size", v)?;
+                }
+                if let Some(v) = set.get("rank") {
+                    client.placement.rank = parse_field("rank", v)?;
+                }
+            }
+        }
+        let init = client.request(
+            PmiMessage::new("init")
+                .with("pmi_version", 1)
+                .with("pmi_subversion", 1),
+            "response_to_init",
+        )?;
+        if init.get("rc") != Some("0") {
+            return Err(PmiError::Protocol(format!("server refused PMI 1.1: {init:?}")));
+        }
+        let maxes = client.request(PmiMessage::new("get_maxes"), "maxes")?;
+        if let Some(v) = maxes.get("vallen_max") {
+            client.placement.vallen_max = parse_field("vallen_max", v)?;
+        }
+        let appnum = client.request(PmiMessage::new("get_appnum"), "appnum")?;
+        client.placement.appnum = parse_field("appnum", appnum.require("appnum")?)?;
+        let kvs = client.request(PmiMessage::new("get_my_kvsname"), "my_kvsname")?;
+        client.placement.kvsname = kvs.require("kvsname")?.to_string();
+        let universe = client.request(PmiMessage::new("get_universe_size"), "universe_size")?;
+        let universe_size: i32 = parse_field("size", universe.require("size")?)?;
+        // Hydra answers -1 when it does not know; the job's size is a lower bound.
+        client.placement.universe_size = universe_size.max(client.placement.size as i32);
+        log::debug!("PMI connected: {:?}", client.placement);
+        Ok(client)
+    }
+
+    fn send(&mut self, msg: &PmiMessage) -> Result<(), PmiError> {
+        let line = msg.render()?;
+        log::trace!("PMI -> {}", line.trim_end());
+        self.stream.write_all(line.as_bytes())?;
+        Ok(())
+    }
+
+    fn receive(&mut self) -> Result<PmiMessage, PmiError> {
+        loop {
+            if let Some(msg) = self.buffer.next_message() {
+                let msg = msg?;
+                log::trace!("PMI <- {msg:?}");
+                return Ok(msg);
+            }
+            if self.buffer.fill_from(&mut self.stream)? == 0 {
+                return Err(PmiError::Closed);
+            }
+        }
+    }
+
+    fn expect(&mut self, cmd: &str) -> Result<PmiMessage, PmiError> {
+        let msg = self.receive()?;
+        if !msg.is(cmd) {
+            return Err(PmiError::Protocol(format!("expected cmd={cmd}, got {msg:?}")));
+        }
+        Ok(msg)
+    }
+
+    fn request(&mut self, msg: PmiMessage, answer: &str) -> Result<PmiMessage, PmiError> {
+        self.send(&msg)?;
+        self.expect(answer)
+    }
+
+    /// Publishes `key=value` in the job's key-value space.
+    pub fn put(&mut self, key: &str, value: &str) -> Result<(), PmiError> {
+        let kvsname = self.placement.kvsname.clone();
+        let answer = self.request(
+            PmiMessage::new("put")
+                .with("kvsname", kvsname)
+                .with("key", key)
+                .with("value", value),
+            "put_result",
+        )?;
+        match answer.get("rc") {
+            Some("0") => Ok(()),
+            _ => Err(PmiError::Protocol(format!("put {key} refused: {answer:?}"))),
+        }
+    }
+
+    /// Looks a key up; `Ok(None)` when it is not (yet) visible.
+    pub fn get(&mut self, key: &str) -> Result<Option<String>, PmiError> {
+        let kvsname = self.placement.kvsname.clone();
+        let answer = self.request(
+            PmiMessage::new("get").with("kvsname", kvsname).with("key", key),
+            "get_result",
+        )?;
+        match answer.get("rc") {
+            Some("0") => Ok(Some(answer.require("value")?.to_string())),
+            _ => Ok(None),
+        }
+    }
+
+    /// The job-wide barrier (also the point where Hydra 4.0.2 makes puts
+    /// visible).
+    pub fn barrier(&mut self) -> Result<(), PmiError> {
+        self.request(PmiMessage::new("barrier_in"), "barrier_out")?;
+        Ok(())
+    }
+
+    /// Tells the server this process is done with PMI.
+    pub fn finalize(&mut self) -> Result<(), PmiError> {
+        if self.finalized {
+            return Ok(());
+        }
+        self.finalized = true;
+        self.request(PmiMessage::new("finalize"), "finalize_ack")?;
+        ABORT_FD.store(-1, Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+fn parse_field<T: std::str::FromStr>(name: &str, value: &str) -> Result<T, PmiError> {
+    value
+        .parse()
+        .map_err(|_| PmiError::Protocol(format!("{name}={value} is not a number")))
+}
+
+fn set_cloexec(fd: &OwnedFd) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: fcntl on a descriptor we own, with integer arguments only.
+    let flags = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETFD) };
+    if flags < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: as above.
+    if unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFD, flags | libc::FD_CLOEXEC) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Asks the launcher to end the whole job with `code`. Returns whether the
+/// request was sent (false for a singleton or after PMI finalize).
+pub fn send_abort(code: i32, message: &str) -> bool {
+    let fd = ABORT_FD.load(Ordering::SeqCst);
+    if fd < 0 {
+        return false;
+    }
+    let mut msg = PmiMessage::new("abort").with("exitcode", code);
+    let text: String = message
+        .chars()
+        .map(|c| if c.is_ascii_graphic() { c } else { '_' })
+        .take(512)
+        .collect();
+    if !text.is_empty() {
+        msg.push("error_msg", text);
+    }
+    let Ok(line) = msg.render() else {
+        return false;
+    };
+    let bytes = line.as_bytes();
+    // SAFETY: write(2) from a valid buffer of `bytes.len()` bytes to the PMI
+    // descriptor this module registered; a stale descriptor only fails.
+    let written = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
+    written == bytes.len() as isize
+}
+
+impl Drop for PmiClient {
+    fn drop(&mut self) {
+        let _ = ABORT_FD.compare_exchange(self.stream.as_raw_fd(), -1, Ordering::SeqCst, Ordering::SeqCst);
+    }
+}

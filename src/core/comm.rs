@@ -1,0 +1,113 @@
+//! Communicators: an ordered group of processes, this process's rank in it,
+//! a context id that separates its traffic from every other live
+//! communicator's, an error handler, a name and info hints.
+//!
+//! `MPI_COMM_WORLD` and `MPI_COMM_SELF` are predefined handles that exist
+//! while the world model is initialized; user communicators live in a handle
+//! table.
+use std::os::raw::c_int;
+use std::sync::Arc;
+
+use super::error::{MpiError, MpiResult};
+use super::handles::{HandleTable, ObjectKind};
+use super::info::InfoObject;
+use crate::abi::constants::*;
+use crate::abi::types::*;
+
+/// A process of the job, by its rank in the launcher's job (PMI rank).
+pub type ProcessId = u32;
+
+pub struct Communicator {
+    /// Members, in communicator rank order.
+    pub members: Arc<[ProcessId]>,
+    /// This process's rank among `members`.
+    pub rank: usize,
+    /// Unique among live communicators of this process, across epochs.
+    pub context_id: u64,
+    /// The epoch this communicator belongs to.
+    pub epoch: u64,
+    pub errhandler: MPI_Errhandler,
+    pub name: String,
+    pub info: InfoObject,
+}
+
+impl Communicator {
+    pub fn size(&self) -> usize {
+        self.members.len()
+    }
+
+    /// Checks a destination/source rank (not `MPI_PROC_NULL` or wildcards).
+    pub fn check_rank(&self, rank: c_int) -> MpiResult {
+        if rank < 0 || rank as usize >= self.size() {
+            return Err(MpiError::new(
+                MPI_ERR_RANK,
+                format!("rank {rank} is not in this communicator (size {})", self.size()),
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[derive(Default)]
+pub struct Comms {
+    pub world: Option<Communicator>,
+    pub self_comm: Option<Communicator>,
+    pub user: Option<HandleTable<Communicator>>,
+}
+
+fn invalid(h: MPI_Comm) -> MpiError {
+    match h {
+        MPI_COMM_NULL => MpiError::new(MPI_ERR_COMM, "MPI_COMM_NULL is not a valid communicator here"),
+        MPI_COMM_WORLD | MPI_COMM_SELF => MpiError::new(
+            MPI_ERR_COMM,
+            format!(
+                "{} used outside the world model (call MPI_Init first, not after MPI_Finalize)",
+                if h == MPI_COMM_WORLD { "MPI_COMM_WORLD" } else { "MPI_COMM_SELF" }
+            ),
+        ),
+        _ => MpiError::new(
+            MPI_ERR_COMM,
+            format!("handle {:#010x} is not a valid (or a freed) communicator", h as u32),
+        ),
+    }
+}
+
+impl Comms {
+    fn table(&mut self) -> &mut HandleTable<Communicator> {
+        self.user.get_or_insert_with(|| HandleTable::new(ObjectKind::Comm))
+    }
+
+    pub fn get(&self, h: MPI_Comm) -> MpiResult<&Communicator> {
+        let found = match h {
+            MPI_COMM_WORLD => self.world.as_ref(),
+            MPI_COMM_SELF => self.self_comm.as_ref(),
+            _ => self.user.as_ref().and_then(|t| t.get(h)),
+        };
+        found.ok_or_else(|| invalid(h))
+    }
+
+    pub fn get_mut(&mut self, h: MPI_Comm) -> MpiResult<&mut Communicator> {
+        let found = match h {
+            MPI_COMM_WORLD => self.world.as_mut(),
+            MPI_COMM_SELF => self.self_comm.as_mut(),
+            _ => self.user.as_mut().and_then(|t| t.get_mut(h)),
+        };
+        found.ok_or_else(|| invalid(h))
+    }
+
+    pub fn insert(&mut self, comm: Communicator) -> MPI_Comm {
+        self.table().insert(comm)
+    }
+
+    pub fn remove(&mut self, h: MPI_Comm) -> MpiResult<Communicator> {
+        if h == MPI_COMM_WORLD || h == MPI_COMM_SELF {
+            return Err(MpiError::new(MPI_ERR_COMM, "a predefined communicator cannot be freed"));
+        }
+        self.table().remove(h).ok_or_else(|| invalid(h))
+    }
+
+    /// Live user communicators (for leak checks at the end of an epoch).
+    pub fn user_count(&self) -> usize {
+        self.user.as_ref().map_or(0, |t| t.len())
+    }
+}

@@ -1,0 +1,143 @@
+//! Handle tables: user-created MPI objects addressed by `int` handles in
+//! MPICH's encoding (`0x8` DIRECT kind in bits 31-30, the object kind in
+//! bits 29-26, an index below). A freed index is reused only after many
+//! others were freed, so a stale handle is reported as invalid instead of
+//! silently naming a newer object.
+use std::collections::VecDeque;
+use std::os::raw::c_int;
+
+/// MPICH's object-kind numbers (bits 29-26 of a handle).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum ObjectKind {
+    Comm = 0x1,
+    Group = 0x2,
+    Datatype = 0x3,
+    Errhandler = 0x5,
+    Op = 0x6,
+    Info = 0x7,
+    Win = 0x8,
+    Keyval = 0x9,
+    Request = 0xb,
+    Session = 0xe,
+}
+
+const KIND_DIRECT: u32 = 0x2 << 30;
+const INDEX_MASK: u32 = (1 << 26) - 1;
+/// How many freed indexes wait before one is reused.
+const REUSE_DELAY: usize = 1024;
+
+/// The object kind a handle value claims (bits 29-26).
+pub fn object_kind_bits(handle: c_int) -> u32 {
+    ((handle as u32) >> 26) & 0xf
+}
+
+/// Whether a handle is a predefined (BUILTIN, `0x4.......`) one.
+pub fn is_builtin(handle: c_int) -> bool {
+    (handle as u32) >> 30 == 1
+}
+
+pub struct HandleTable<T> {
+    kind: ObjectKind,
+    slots: Vec<Option<T>>,
+    free: VecDeque<u32>,
+    live: usize,
+}
+
+impl<T> HandleTable<T> {
+    pub const fn new(kind: ObjectKind) -> Self {
+        HandleTable {
+            kind,
+            slots: Vec::new(),
+            free: VecDeque::new(),
+            live: 0,
+        }
+    }
+
+    fn handle_of(&self, index: u32) -> c_int {
+        (KIND_DIRECT | ((self.kind as u32) << 26) | index) as c_int
+    }
+
+    fn index_of(&self, handle: c_int) -> Option<usize> {
+        let h = handle as u32;
+        if h & !INDEX_MASK != KIND_DIRECT | ((self.kind as u32) << 26) {
+            return None;
+        }
+        Some((h & INDEX_MASK) as usize)
+    }
+
+    pub fn insert(&mut self, value: T) -> c_int {
+        self.live += 1;
+        if self.free.len() > REUSE_DELAY {
+            let index = self.free.pop_front().expect("free list is not empty");
+            self.slots[index as usize] = Some(value);
+            return self.handle_of(index);
+        }
+        let index = self.slots.len() as u32;
+        assert!(index <= INDEX_MASK, "handle space exhausted");
+        self.slots.push(Some(value));
+        self.handle_of(index)
+    }
+
+    pub fn get(&self, handle: c_int) -> Option<&T> {
+        self.slots.get(self.index_of(handle)?)?.as_ref()
+    }
+
+    pub fn get_mut(&mut self, handle: c_int) -> Option<&mut T> {
+        let index = self.index_of(handle)?;
+        self.slots.get_mut(index)?.as_mut()
+    }
+
+    pub fn remove(&mut self, handle: c_int) -> Option<T> {
+        let index = self.index_of(handle)?;
+        let value = self.slots.get_mut(index)?.take()?;
+        self.free.push_back(index as u32);
+        self.live -= 1;
+        Some(value)
+    }
+
+    /// Number of live objects.
+    pub fn len(&self) -> usize {
+        self.live
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.live == 0
+    }
+
+    /// Live objects with their handles.
+    pub fn iter(&self) -> impl Iterator<Item = (c_int, &T)> {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| s.as_ref().map(|v| (self.handle_of(i as u32), v)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn handles_use_mpich_direct_encoding_and_reject_other_kinds() {
+        let mut t = HandleTable::new(ObjectKind::Info);
+        let h = t.insert("a");
+        assert_eq!(h as u32, 0x9c00_0000);
+        assert_eq!(t.get(h), Some(&"a"));
+        assert_eq!(t.get(0x8400_0000u32 as c_int), None, "a comm handle is not an info");
+        assert_eq!(t.get(0x5c00_0001), None, "builtins are not in the table");
+        assert_eq!(object_kind_bits(h), ObjectKind::Info as u32);
+    }
+
+    #[test]
+    fn freed_handles_stay_invalid_for_a_while() {
+        let mut t = HandleTable::new(ObjectKind::Comm);
+        let h = t.insert(1);
+        assert_eq!(t.remove(h), Some(1));
+        assert_eq!(t.get(h), None);
+        assert_eq!(t.remove(h), None, "double free is detected");
+        let h2 = t.insert(2);
+        assert_ne!(h, h2);
+        assert_eq!(t.len(), 1);
+    }
+}

@@ -1,0 +1,87 @@
+//! The process and its instances.
+//!
+//! The *process* part is what this process learned from its launcher (rank,
+//! size, the PMI connection); it is set up once, at the first
+//! initialization, and kept. An *instance* exists while the world model or
+//! any session is initialized; its life is an *epoch*, numbered from 1 and
+//! growing by one per process. Everything an epoch creates is released by
+//! the finalize that ends it (unless `MPIR_CVAR_FINALIZE_ATEXIT` defers the
+//! transports' teardown to exit).
+use super::error::{MpiError, MpiResult};
+use crate::abi::constants::*;
+use crate::bootstrap::pmi::client::{JobPlacement, PmiClient};
+
+/// What this process is in its job.
+pub struct Process {
+    pub pmi: Option<PmiClient>,
+    pub placement: JobPlacement,
+    pub hostname: String,
+}
+
+impl Process {
+    /// Connects to the launcher, or becomes a singleton when there is none.
+    pub fn bootstrap() -> MpiResult<Process> {
+        let pmi = PmiClient::from_env()
+            .map_err(|e| MpiError::new(MPI_ERR_OTHER, format!("cannot reach the launcher: {e}")))?;
+        let placement = match &pmi {
+            Some(client) => client.placement.clone(),
+            None => JobPlacement {
+                rank: 0,
+                size: 1,
+                appnum: 0,
+                universe_size: 1,
+                kvsname: format!("singleton-{}", std::process::id()),
+                vallen_max: 1024,
+            },
+        };
+        super::abort::set_rank(placement.rank);
+        register_exit_handler();
+        Ok(Process {
+            pmi,
+            placement,
+            hostname: hostname(),
+        })
+    }
+}
+
+/// One epoch's live state.
+pub struct Instance {
+    pub epoch: u64,
+    /// The world model plus the open sessions.
+    pub users: u32,
+}
+
+pub fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: gethostname writes at most buf.len() bytes into buf.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc != 0 {
+        return "localhost".to_string();
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
+}
+
+/// Registers, once, the handler that runs at process exit: it ends an epoch
+/// still open (the program called `exit` with sessions open) and says
+/// goodbye to the launcher (Hydra reports a process that exits without PMI
+/// `finalize` as a failure). Registered at the end of the first
+/// initialization, so it runs before exit handlers registered earlier.
+fn register_exit_handler() {
+    static REGISTERED: std::sync::Once = std::sync::Once::new();
+    REGISTERED.call_once(|| {
+        // SAFETY: atexit with a function that has the required C signature.
+        unsafe { libc::atexit(at_process_exit) };
+    });
+}
+
+extern "C" fn at_process_exit() {
+    let _ = std::panic::catch_unwind(|| {
+        // Another thread may hold the lock while the process exits; then
+        // the launcher sees a plain exit, which is all that can be done.
+        let Some(mut rt) = super::runtime::try_lock() else {
+            return;
+        };
+        rt.end_process();
+    });
+}

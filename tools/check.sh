@@ -1,0 +1,63 @@
+#!/bin/bash
+# make check: Rust unit tests, the generated header's freshness, then the C
+# test list (c_tests/testlist). Ends with one line "N passed, M failed".
+set -u
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+STAGE=$ROOT/build/stage
+passed=0
+failed=0
+skipped=0
+failures=()
+
+record() { # name status(0 pass, 77 skip, else fail)
+    case "$2" in
+        0) passed=$((passed + 1)); echo "PASS $1" ;;
+        77) skipped=$((skipped + 1)); echo "SKIP $1" ;;
+        *) failed=$((failed + 1)); failures+=("$1"); echo "FAIL $1" ;;
+    esac
+}
+
+echo "== Rust unit tests"
+cargo test --release --quiet 2>&1 | tail -n 30
+record "rust-unit-tests" "${PIPESTATUS[0]}"
+
+echo "== include/mpi.h is current"
+if git rev-parse --git-dir >/dev/null 2>&1 && git ls-files --error-unmatch include/mpi.h >/dev/null 2>&1; then
+    if git diff --quiet -- include/mpi.h; then
+        record "header-current" 0
+    else
+        echo "include/mpi.h differs from the committed one: the committed header is stale (commit the regenerated one)"
+        git diff --stat -- include/mpi.h
+        record "header-current" 1
+    fi
+else
+    echo "not a git checkout with include/mpi.h committed"
+    record "header-current" 77
+fi
+
+echo "== C tests"
+mkdir -p build
+OXMPI_PREFIX=$STAGE bash c_tests/run.sh > build/c_tests.log 2>&1
+c_status=$?
+while read -r status name; do
+    echo "$status $name"
+    case "$status" in
+        PASS) passed=$((passed + 1)) ;;
+        SKIP) skipped=$((skipped + 1)) ;;
+        FAIL) failed=$((failed + 1)); failures+=("$name") ;;
+    esac
+done < <(grep -E '^(PASS|FAIL|SKIP) ' build/c_tests.log)
+if [ "$c_status" -ne 0 ] && [ "$failed" -eq 0 ]; then
+    failed=$((failed + 1)); failures+=("c_tests/run.sh")
+fi
+if [ ${#failures[@]} -gt 0 ]; then
+    echo "== failures: ${failures[*]} (details in build/c_tests.log and above)"
+    grep -A30 -E '^--- FAIL' build/c_tests.log | head -n 200
+fi
+if [ "$skipped" -gt 0 ]; then
+    echo "$passed passed, $failed failed, $skipped skipped"
+else
+    echo "$passed passed, $failed failed"
+fi
+[ "$failed" -eq 0 ]
