@@ -1,6 +1,6 @@
 //! The PMI-1 "simple" wire format: one message per line, `cmd=<name>` then
-//! space-separated `key=value` fields, ended by `\n` (see
-//! docs/reference/pmi-wire.md).
+//! space-separated `key=value` fields, ended by `\n`, as MPICH's simple PMI
+//! client and Hydra speak it (see the design notes' reference/pmi-wire.md).
 //!
 //! Shared by the library's PMI client and by mpiexec's PMI server, so both
 //! sides agree on one grammar. The invariants this module keeps:
@@ -140,7 +140,7 @@ impl PmiMessage {
         let mut tokens = body.split(' ').filter(|t| !t.is_empty());
         let first = tokens.next().ok_or(WireError::EmptyLine)?;
         let cmd = match first.split_once('=') {
-            Some(("cmd", name)) if name.is_empty() => return Err(WireError::EmptyCmd),
+            Some(("cmd", "")) => return Err(WireError::EmptyCmd),
             Some(("cmd", name)) => name.to_string(),
             _ => return Err(WireError::MissingCmd(first.to_string())),
         };

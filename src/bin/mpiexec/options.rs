@@ -1,0 +1,414 @@
+//! mpiexec's command line: what to run, how many copies, with which
+//! environment, where and for how long.
+//!
+//! Invariant: parsing is pure. It looks at the arguments and the value of
+//! `MPIEXEC_TIMEOUT` only, starts nothing and touches no file, so every usage
+//! error is found before any process exists. Everything after the program
+//! name belongs to the program.
+
+use std::ffi::{OsStr, OsString};
+use std::fmt;
+use std::path::PathBuf;
+
+/// What the command line asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Invocation {
+    /// Start a job.
+    Run(LaunchOptions),
+    /// Print the usage text.
+    Help,
+    /// Print the version.
+    Version,
+}
+
+/// Which of mpiexec's own environment variables the ranks inherit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EnvInheritance {
+    /// All of them (the default, `-genvall`).
+    All,
+    /// None (`-genvnone`): the ranks see only `-env`/`-genv` and PMI variables.
+    None,
+    /// Only the listed names (`-genvlist A,B`).
+    Only(Vec<OsString>),
+}
+
+/// A parsed request to start a job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LaunchOptions {
+    /// Number of ranks (`-n`/`-np`), at least 1; 1 when not given.
+    pub nprocs: usize,
+    /// Variables set for every rank (`-env` and `-genv`), in command-line order.
+    pub env: Vec<(OsString, OsString)>,
+    /// How the ranks inherit mpiexec's environment.
+    pub inherit: EnvInheritance,
+    /// Working directory of the ranks (`-wdir`); mpiexec's own when `None`.
+    pub wdir: Option<PathBuf>,
+    /// Seconds before the job is killed (`-timeout`, else `MPIEXEC_TIMEOUT`);
+    /// `None` (or 0 on the command line) means no limit.
+    pub timeout_secs: Option<u64>,
+    /// The program, as given (searched in `PATH` when it holds no `/`).
+    pub program: OsString,
+    /// The program's arguments.
+    pub args: Vec<OsString>,
+}
+
+/// A command line mpiexec cannot run; the text says what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageError(pub String);
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+fn usage_error(text: impl Into<String>) -> UsageError {
+    UsageError(text.into())
+}
+
+/// The usage text printed by `-h`/`--help`.
+pub const USAGE: &str = "\
+usage: mpiexec [options] [--] program [args...]
+
+Starts copies of program (the ranks) on this host and serves them PMI-1.
+
+options:
+  -n N, -np N        number of ranks (default 1)
+  -env NAME VALUE    set NAME=VALUE for every rank (repeatable)
+  -genv NAME VALUE   same as -env
+  -genvall           ranks inherit mpiexec's whole environment (default)
+  -genvnone          ranks inherit none of it (only -env/-genv and PMI variables)
+  -genvlist A,B,...  ranks inherit only the listed variables
+  -wdir DIR          working directory of the ranks
+  -timeout SECONDS   kill the job after SECONDS (0: no limit); overrides
+                     the MPIEXEC_TIMEOUT environment variable
+  -h, --help         print this help
+  --version          print the version
+Options after the program name are the program's. Long options may also be
+spelled with two dashes (--timeout 5).
+
+Ranks inherit mpiexec's stdout and stderr; stdin goes to rank 0 only.
+OXMPI_LOG=debug makes mpiexec log what it does on stderr.
+
+exit status:
+  0         every rank exited with code 0
+  N         the first rank to fail exited with code N, or a rank called
+            abort with code N (mod 256; a nonzero code that wraps to 0 gives 1)
+  128+S     the first rank to fail was killed by signal S, or mpiexec was
+            interrupted by signal S (SIGINT, SIGTERM, SIGHUP are forwarded)
+  1         a rank broke the PMI protocol, or exited while the others waited
+            for it in a PMI barrier
+  2         bad usage (unknown option, bad number, missing program, ...)
+  124       the job timed out
+  126       the program is not executable, or a rank could not be started
+  127       the program was not found
+";
+
+/// Parses the arguments after `argv[0]`; `env_timeout` is the value of
+/// `MPIEXEC_TIMEOUT`, if set.
+pub fn parse(args: &[OsString], env_timeout: Option<&OsStr>) -> Result<Invocation, UsageError> {
+    let mut nprocs = None;
+    let mut env = Vec::new();
+    let mut inherit = EnvInheritance::All;
+    let mut wdir = None;
+    let mut timeout_arg = None;
+    let mut rest = args.iter();
+
+    let program = loop {
+        let Some(arg) = rest.next() else {
+            return Err(usage_error("missing program to run"));
+        };
+        if arg == "--" {
+            match rest.next() {
+                Some(program) => break program.clone(),
+                None => return Err(usage_error("missing program to run after `--`")),
+            }
+        }
+        let text = arg.to_string_lossy();
+        let Some(name) = option_name(&text) else {
+            break arg.clone();
+        };
+        match name {
+            "n" | "np" => {
+                let value = option_value(&mut rest, &text)?;
+                nprocs = Some(parse_nprocs(&text, value)?);
+            }
+            "env" | "genv" => {
+                let var = option_value(&mut rest, &text)?;
+                let value = rest
+                    .next()
+                    .ok_or_else(|| usage_error(format!("{text} needs a name and a value")))?;
+                check_var_name(&text, var)?;
+                env.push((var.clone(), value.clone()));
+            }
+            "genvall" | "envall" => inherit = EnvInheritance::All,
+            "genvnone" | "envnone" => inherit = EnvInheritance::None,
+            "genvlist" | "envlist" => {
+                let list = option_value(&mut rest, &text)?;
+                let names = list
+                    .to_string_lossy()
+                    .split(',')
+                    .filter(|n| !n.is_empty())
+                    .map(OsString::from)
+                    .collect();
+                inherit = EnvInheritance::Only(names);
+            }
+            "wdir" => {
+                let dir = option_value(&mut rest, &text)?;
+                if dir.is_empty() {
+                    return Err(usage_error(format!("{text} needs a directory")));
+                }
+                wdir = Some(PathBuf::from(dir));
+            }
+            "timeout" => {
+                let value = option_value(&mut rest, &text)?;
+                timeout_arg = Some(parse_seconds(&text, value)?);
+            }
+            "h" | "help" => return Ok(Invocation::Help),
+            "version" => return Ok(Invocation::Version),
+            _ => return Err(usage_error(format!("unknown option {text}"))),
+        }
+    };
+
+    let timeout_secs = match (timeout_arg, env_timeout) {
+        (Some(secs), _) => secs,
+        (None, Some(value)) => parse_seconds("MPIEXEC_TIMEOUT", value)?,
+        (None, None) => 0,
+    };
+    Ok(Invocation::Run(LaunchOptions {
+        nprocs: nprocs.unwrap_or(1),
+        env,
+        inherit,
+        wdir,
+        timeout_secs: (timeout_secs > 0).then_some(timeout_secs),
+        program,
+        args: rest.cloned().collect(),
+    }))
+}
+
+/// The option name of `arg` without its one or two leading dashes, or
+/// `None` if `arg` is not an option (then it is the program).
+fn option_name(arg: &str) -> Option<&str> {
+    let name = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-'))?;
+    (!name.is_empty()).then_some(name)
+}
+
+fn option_value<'a>(
+    rest: &mut std::slice::Iter<'a, OsString>,
+    option: &str,
+) -> Result<&'a OsString, UsageError> {
+    rest.next()
+        .ok_or_else(|| usage_error(format!("{option} needs a value")))
+}
+
+fn parse_nprocs(option: &str, value: &OsStr) -> Result<usize, UsageError> {
+    let text = value.to_string_lossy();
+    match text.parse::<usize>() {
+        Ok(0) => Err(usage_error(format!(
+            "{option} 0: the number of processes must be at least 1"
+        ))),
+        Ok(n) => Ok(n),
+        Err(_) => Err(usage_error(format!(
+            "{option}: invalid number of processes '{text}'"
+        ))),
+    }
+}
+
+fn parse_seconds(what: &str, value: &OsStr) -> Result<u64, UsageError> {
+    let text = value.to_string_lossy();
+    text.trim().parse::<u64>().map_err(|_| {
+        usage_error(format!(
+            "{what}: invalid number of seconds '{text}' (a whole number, 0 for no limit)"
+        ))
+    })
+}
+
+fn check_var_name(option: &str, name: &OsStr) -> Result<(), UsageError> {
+    let text = name.to_string_lossy();
+    if text.is_empty() || text.contains('=') {
+        return Err(usage_error(format!(
+            "{option}: invalid variable name '{text}'"
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<OsString> {
+        list.iter().map(OsString::from).collect()
+    }
+
+    fn run(list: &[&str]) -> LaunchOptions {
+        match parse(&args(list), None) {
+            Ok(Invocation::Run(options)) => options,
+            other => panic!("{list:?} parsed as {other:?}"),
+        }
+    }
+
+    fn error(list: &[&str]) -> String {
+        match parse(&args(list), None) {
+            Err(e) => e.to_string(),
+            other => panic!("{list:?} parsed as {other:?}"),
+        }
+    }
+
+    #[test]
+    fn minimal_command_line() {
+        let o = run(&["./a.out"]);
+        assert_eq!(o.nprocs, 1);
+        assert_eq!(o.program, "./a.out");
+        assert!(o.args.is_empty());
+        assert!(o.env.is_empty());
+        assert_eq!(o.inherit, EnvInheritance::All);
+        assert_eq!(o.wdir, None);
+        assert_eq!(o.timeout_secs, None);
+    }
+
+    #[test]
+    fn n_and_np() {
+        assert_eq!(run(&["-n", "4", "prog"]).nprocs, 4);
+        assert_eq!(run(&["-np", "3", "prog"]).nprocs, 3);
+        assert_eq!(run(&["--np", "2", "prog"]).nprocs, 2);
+        assert_eq!(run(&["-n", "2", "-n", "5", "prog"]).nprocs, 5);
+    }
+
+    #[test]
+    fn options_after_the_program_belong_to_it() {
+        let o = run(&["-n", "2", "prog", "-n", "7", "--", "-timeout", "x"]);
+        assert_eq!(o.nprocs, 2);
+        assert_eq!(o.program, "prog");
+        assert_eq!(o.args, args(&["-n", "7", "--", "-timeout", "x"]));
+    }
+
+    #[test]
+    fn double_dash_introduces_the_program() {
+        let o = run(&["-n", "2", "--", "-weird-name", "a"]);
+        assert_eq!(o.program, "-weird-name");
+        assert_eq!(o.args, args(&["a"]));
+        assert_eq!(
+            error(&["-n", "2", "--"]),
+            "missing program to run after `--`"
+        );
+    }
+
+    #[test]
+    fn environment_options() {
+        let o = run(&[
+            "-env",
+            "A",
+            "1",
+            "-genv",
+            "B",
+            "x=y",
+            "-genvnone",
+            "-env",
+            "C",
+            "",
+            "prog",
+        ]);
+        assert_eq!(
+            o.env,
+            vec![
+                ("A".into(), "1".into()),
+                ("B".into(), "x=y".into()),
+                ("C".into(), "".into())
+            ]
+        );
+        assert_eq!(o.inherit, EnvInheritance::None);
+        assert_eq!(
+            run(&["-genvnone", "-genvall", "p"]).inherit,
+            EnvInheritance::All
+        );
+        assert_eq!(
+            run(&["-genvlist", "PATH,HOME", "p"]).inherit,
+            EnvInheritance::Only(vec!["PATH".into(), "HOME".into()])
+        );
+        assert_eq!(error(&["-env", "A"]), "-env needs a name and a value");
+        assert_eq!(error(&["-genv"]), "-genv needs a value");
+        assert_eq!(
+            error(&["-env", "A=B", "1", "p"]),
+            "-env: invalid variable name 'A=B'"
+        );
+    }
+
+    #[test]
+    fn working_directory() {
+        assert_eq!(
+            run(&["-wdir", "/tmp", "p"]).wdir,
+            Some(PathBuf::from("/tmp"))
+        );
+        assert_eq!(error(&["-wdir"]), "-wdir needs a value");
+        assert_eq!(error(&["-wdir", "", "p"]), "-wdir needs a directory");
+    }
+
+    #[test]
+    fn timeout_from_option_or_environment() {
+        assert_eq!(run(&["-timeout", "5", "p"]).timeout_secs, Some(5));
+        assert_eq!(run(&["--timeout", "0", "p"]).timeout_secs, None);
+        let from_env = |value: &str, list: &[&str]| parse(&args(list), Some(OsStr::new(value)));
+        match from_env("7", &["p"]) {
+            Ok(Invocation::Run(o)) => assert_eq!(o.timeout_secs, Some(7)),
+            other => panic!("{other:?}"),
+        }
+        match from_env("7", &["-timeout", "3", "p"]) {
+            Ok(Invocation::Run(o)) => assert_eq!(o.timeout_secs, Some(3)),
+            other => panic!("{other:?}"),
+        }
+        match from_env("soon", &["p"]) {
+            Err(e) => assert!(e
+                .0
+                .starts_with("MPIEXEC_TIMEOUT: invalid number of seconds 'soon'")),
+            other => panic!("{other:?}"),
+        }
+        assert!(error(&["-timeout", "-1", "p"]).starts_with("-timeout: invalid number of seconds"));
+        assert!(error(&["-timeout", "1.5", "p"]).starts_with("-timeout: invalid number of seconds"));
+    }
+
+    #[test]
+    fn bad_process_counts() {
+        assert_eq!(
+            error(&["-n", "0", "p"]),
+            "-n 0: the number of processes must be at least 1"
+        );
+        assert_eq!(
+            error(&["-n", "x", "p"]),
+            "-n: invalid number of processes 'x'"
+        );
+        assert_eq!(
+            error(&["-n", "-2", "p"]),
+            "-n: invalid number of processes '-2'"
+        );
+        assert_eq!(
+            error(&["-np", "", "p"]),
+            "-np: invalid number of processes ''"
+        );
+        assert_eq!(error(&["-n"]), "-n needs a value");
+    }
+
+    #[test]
+    fn missing_program_and_unknown_options() {
+        assert_eq!(error(&[]), "missing program to run");
+        assert_eq!(error(&["-n", "2"]), "missing program to run");
+        assert_eq!(error(&["-x", "p"]), "unknown option -x");
+        assert_eq!(error(&["--frobnicate", "p"]), "unknown option --frobnicate");
+        // A lone dash is not an option name: it is taken as the program.
+        assert_eq!(run(&["-"]).program, "-");
+    }
+
+    #[test]
+    fn help_and_version() {
+        for help in ["-h", "--help", "-help"] {
+            assert_eq!(parse(&args(&[help]), None), Ok(Invocation::Help));
+        }
+        assert_eq!(
+            parse(&args(&["-n", "2", "-h", "p"]), None),
+            Ok(Invocation::Help)
+        );
+        assert_eq!(parse(&args(&["--version"]), None), Ok(Invocation::Version));
+        // After the program, -h is the program's.
+        assert_eq!(run(&["p", "-h"]).args, args(&["-h"]));
+    }
+}

@@ -1,0 +1,254 @@
+//! Why a job ends early, the one line mpiexec prints about it and the exit
+//! status it returns.
+//!
+//! Invariant: only the first reason counts (later deaths are consequences of
+//! bringing the job down), it is reported in at most one stderr line, and
+//! its exit status is not 0 (unless a rank aborted asking for code 0).
+
+use crate::signals::signal_name;
+
+/// How a rank process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Termination {
+    /// `exit(code)`.
+    Exited(i32),
+    /// Killed by a signal.
+    Signaled(i32),
+}
+
+impl Termination {
+    /// Decodes a `waitpid` status.
+    pub fn from_wait_status(status: libc::c_int) -> Termination {
+        if libc::WIFSIGNALED(status) {
+            Termination::Signaled(libc::WTERMSIG(status))
+        } else {
+            Termination::Exited(libc::WEXITSTATUS(status))
+        }
+    }
+
+    /// Whether this is `exit(0)`.
+    pub fn is_success(self) -> bool {
+        self == Termination::Exited(0)
+    }
+
+    /// The exit status a shell would show for it.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Termination::Exited(code) => code,
+            Termination::Signaled(signal) => 128 + signal,
+        }
+    }
+}
+
+/// The first reason the job is being brought down.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ending {
+    /// A rank exited with a nonzero code or was killed by a signal.
+    RankFailed {
+        /// The rank.
+        rank: usize,
+        /// Its process id.
+        pid: i32,
+        /// How it ended.
+        how: Termination,
+    },
+    /// A rank sent `cmd=abort exitcode=<code>`.
+    Aborted {
+        /// The rank.
+        rank: usize,
+        /// The code it asked for.
+        code: i32,
+    },
+    /// The `-timeout`/`MPIEXEC_TIMEOUT` limit passed.
+    TimedOut {
+        /// The limit.
+        seconds: u64,
+    },
+    /// mpiexec received a signal and forwarded it to the ranks.
+    Interrupted {
+        /// The signal.
+        signal: i32,
+    },
+    /// A rank sent something that is not PMI-1 or broke its rules.
+    ProtocolError {
+        /// The rank.
+        rank: usize,
+        /// Its process id.
+        pid: i32,
+        /// What it did.
+        problem: String,
+    },
+    /// A rank ended (successfully) while others wait for it in a barrier.
+    LeftBarrier {
+        /// The rank that is gone.
+        rank: usize,
+        /// Its process id.
+        pid: i32,
+        /// How it ended.
+        how: Termination,
+    },
+    /// A rank could not be started.
+    StartFailed {
+        /// The rank.
+        rank: usize,
+        /// The system's reason.
+        problem: String,
+        /// Whether the program vanished (exit 127) rather than failed (126).
+        not_found: bool,
+    },
+}
+
+impl Ending {
+    /// The line to print on stderr (without newline), if any.
+    pub fn message(&self) -> Option<String> {
+        Some(match self {
+            Ending::RankFailed { rank, pid, how } | Ending::LeftBarrier { rank, pid, how } => {
+                let what = match how {
+                    Termination::Exited(code) => format!("exited with code {code}"),
+                    Termination::Signaled(signal) => {
+                        format!("killed by signal {signal} ({})", signal_name(*signal))
+                    }
+                };
+                let suffix = if matches!(self, Ending::LeftBarrier { .. }) {
+                    " while other ranks wait for it in a PMI barrier"
+                } else {
+                    ""
+                };
+                format!("mpiexec: rank {rank} (pid {pid}) {what}{suffix}")
+            }
+            Ending::Aborted { rank, code } => {
+                format!("mpiexec: rank {rank} aborted the job with code {code}")
+            }
+            Ending::TimedOut { seconds } => {
+                format!("mpiexec: job timed out after {seconds} seconds")
+            }
+            Ending::Interrupted { .. } => return None,
+            Ending::ProtocolError { rank, pid, problem } => {
+                format!("mpiexec: rank {rank} (pid {pid}) broke the PMI protocol: {problem}")
+            }
+            Ending::StartFailed { rank, problem, .. } => {
+                format!("mpiexec: cannot start rank {rank}: {problem}")
+            }
+        })
+    }
+
+    /// mpiexec's exit status for this ending (0 only for an abort with code 0).
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Ending::RankFailed { how, .. } => how.exit_code(),
+            Ending::Aborted { code, .. } => abort_exit_code(*code),
+            Ending::TimedOut { .. } => 124,
+            Ending::Interrupted { signal } => 128 + signal,
+            Ending::ProtocolError { .. } | Ending::LeftBarrier { .. } => 1,
+            Ending::StartFailed { not_found, .. } => {
+                if *not_found {
+                    127
+                } else {
+                    126
+                }
+            }
+        }
+    }
+}
+
+/// An abort code as an exit status: the low 8 bits (what `exit` would
+/// keep), except that a nonzero code never becomes a success.
+fn abort_exit_code(code: i32) -> i32 {
+    match code & 0xff {
+        0 if code != 0 => 1,
+        low => low,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rank_failures() {
+        let segv = Ending::RankFailed {
+            rank: 3,
+            pid: 1234,
+            how: Termination::Signaled(libc::SIGSEGV),
+        };
+        assert_eq!(
+            segv.message().unwrap(),
+            "mpiexec: rank 3 (pid 1234) killed by signal 11 (SIGSEGV)"
+        );
+        assert_eq!(segv.exit_code(), 139);
+        let exit3 = Ending::RankFailed {
+            rank: 1,
+            pid: 99,
+            how: Termination::Exited(3),
+        };
+        assert_eq!(
+            exit3.message().unwrap(),
+            "mpiexec: rank 1 (pid 99) exited with code 3"
+        );
+        assert_eq!(exit3.exit_code(), 3);
+    }
+
+    #[test]
+    fn aborts() {
+        let abort = Ending::Aborted { rank: 2, code: 7 };
+        assert_eq!(
+            abort.message().unwrap(),
+            "mpiexec: rank 2 aborted the job with code 7"
+        );
+        assert_eq!(abort.exit_code(), 7);
+        assert_eq!(Ending::Aborted { rank: 0, code: 256 }.exit_code(), 1);
+        assert_eq!(Ending::Aborted { rank: 0, code: 257 }.exit_code(), 1);
+        assert_eq!(Ending::Aborted { rank: 0, code: 300 }.exit_code(), 44);
+        assert_eq!(Ending::Aborted { rank: 0, code: -1 }.exit_code(), 255);
+        assert_eq!(Ending::Aborted { rank: 0, code: 0 }.exit_code(), 0);
+    }
+
+    #[test]
+    fn job_level_endings() {
+        let timeout = Ending::TimedOut { seconds: 5 };
+        assert_eq!(
+            timeout.message().unwrap(),
+            "mpiexec: job timed out after 5 seconds"
+        );
+        assert_eq!(timeout.exit_code(), 124);
+        let int = Ending::Interrupted {
+            signal: libc::SIGINT,
+        };
+        assert_eq!(int.message(), None);
+        assert_eq!(int.exit_code(), 130);
+        let left = Ending::LeftBarrier {
+            rank: 1,
+            pid: 5,
+            how: Termination::Exited(0),
+        };
+        assert_eq!(
+            left.message().unwrap(),
+            "mpiexec: rank 1 (pid 5) exited with code 0 while other ranks wait for it in a PMI barrier"
+        );
+        assert_eq!(left.exit_code(), 1);
+        let start = Ending::StartFailed {
+            rank: 0,
+            problem: "Exec format error (os error 8)".into(),
+            not_found: false,
+        };
+        assert_eq!(
+            start.message().unwrap(),
+            "mpiexec: cannot start rank 0: Exec format error (os error 8)"
+        );
+        assert_eq!(start.exit_code(), 126);
+    }
+
+    #[test]
+    fn decodes_wait_status() {
+        assert_eq!(
+            Termination::from_wait_status(3 << 8),
+            Termination::Exited(3)
+        );
+        assert_eq!(Termination::from_wait_status(0), Termination::Exited(0));
+        assert!(Termination::from_wait_status(0).is_success());
+        assert_eq!(
+            Termination::from_wait_status(libc::SIGKILL),
+            Termination::Signaled(libc::SIGKILL)
+        );
+    }
+}
