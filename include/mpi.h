@@ -498,6 +498,26 @@
 
 #define MPI_T_PVAR_CLASS_GENERIC 249
 
+/*
+ ROMIO's file object; oxmpi has no MPI-IO yet, so only the pointer type exists.
+ */
+typedef struct ADIOI_FileD ADIOI_FileD;
+
+typedef struct MPIR_T_cvar_handle_s MPIR_T_cvar_handle_s;
+
+/*
+ The MPI_T tool interface's opaque handle targets.
+ */
+typedef struct MPIR_T_enum_s MPIR_T_enum_s;
+
+typedef struct MPIR_T_event_instance_s MPIR_T_event_instance_s;
+
+typedef struct MPIR_T_event_registration_s MPIR_T_event_registration_s;
+
+typedef struct MPIR_T_pvar_handle_s MPIR_T_pvar_handle_s;
+
+typedef struct MPIR_T_pvar_session_s MPIR_T_pvar_session_s;
+
 typedef int MPI_Comm;
 
 typedef int MPI_Group;
@@ -522,13 +542,6 @@ typedef int MPI_Errhandler;
 
 typedef int MPI_Fint;
 
-/*
- ROMIO's file object; oxmpi has no MPI-IO yet, so only the pointer type exists.
- */
-typedef struct {
-    uint8_t _opaque[0];
-} ADIOI_FileD;
-
 typedef ADIOI_FileD *MPI_File;
 
 typedef long MPI_Offset;
@@ -551,24 +564,9 @@ typedef int MPI_Session;
 
 typedef int MPI_Message;
 
-/*
- The MPI_T tool interface's opaque handle targets.
- */
-typedef struct {
-    uint8_t _opaque[0];
-} MPIR_T_enum_s;
-
 typedef MPIR_T_enum_s *MPI_T_enum;
 
-typedef struct {
-    uint8_t _opaque[0];
-} MPIR_T_cvar_handle_s;
-
 typedef MPIR_T_cvar_handle_s *MPI_T_cvar_handle;
-
-typedef struct {
-    uint8_t _opaque[0];
-} MPIR_T_event_registration_s;
 
 typedef MPIR_T_event_registration_s *MPI_T_event_registration;
 
@@ -578,21 +576,9 @@ typedef MPIR_T_event_registration_s *MPI_T_event_registration;
  */
 typedef int MPI_T_cb_safety;
 
-typedef struct {
-    uint8_t _opaque[0];
-} MPIR_T_event_instance_s;
-
 typedef MPIR_T_event_instance_s *MPI_T_event_instance;
 
-typedef struct {
-    uint8_t _opaque[0];
-} MPIR_T_pvar_session_s;
-
 typedef MPIR_T_pvar_session_s *MPI_T_pvar_session;
-
-typedef struct {
-    uint8_t _opaque[0];
-} MPIR_T_pvar_handle_s;
 
 typedef MPIR_T_pvar_handle_s *MPI_T_pvar_handle;
 

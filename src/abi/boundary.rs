@@ -31,29 +31,26 @@ pub enum Scope {
     SessionPtr(*mut MPI_Session),
 }
 
-/// A scope with pointer arguments already read.
+/// A scope with pointer arguments already read. Windows, files and
+/// sessions have no objects of their own yet, so their errors go to the
+/// default handler.
 #[derive(Clone, Copy)]
 enum Target {
     Default,
     Comm(MPI_Comm),
-    Win(MPI_Win),
-    File(MPI_File),
-    Session(MPI_Session),
 }
 
 impl Scope {
     fn target(self) -> Target {
-        // SAFETY (all three): the pointer is the caller's handle argument;
-        // MPI requires it to be valid, and NULL is checked by as_ref.
+        // SAFETY: the pointer is the caller's handle argument; MPI requires
+        // it to be valid, and NULL is checked by as_ref.
         match self {
             Scope::Default => Target::Default,
             Scope::Comm(c) => Target::Comm(c),
             Scope::CommPtr(p) => unsafe { p.as_ref() }.map_or(Target::Default, |c| Target::Comm(*c)),
-            Scope::Win(w) => Target::Win(w),
-            Scope::WinPtr(p) => unsafe { p.as_ref() }.map_or(Target::Default, |w| Target::Win(*w)),
-            Scope::File(f) => Target::File(f),
-            Scope::Session(s) => Target::Session(s),
-            Scope::SessionPtr(p) => unsafe { p.as_ref() }.map_or(Target::Default, |s| Target::Session(*s)),
+            Scope::Win(_) | Scope::WinPtr(_) | Scope::File(_) | Scope::Session(_) | Scope::SessionPtr(_) => {
+                Target::Default
+            }
         }
     }
 }
@@ -142,9 +139,7 @@ fn raise(target: Target, call: &'static str, error: MpiError) -> c_int {
         let rt = runtime::lock();
         let handler_and_object = match target {
             Target::Comm(c) => rt.comms.get(c).ok().map(|comm| (comm.errhandler, c)),
-            // Windows, files and sessions come with their issues; until then
-            // their errors use the default handler.
-            Target::Win(_) | Target::File(_) | Target::Session(_) | Target::Default => None,
+            Target::Default => None,
         };
         let (handler, object) = handler_and_object.unwrap_or_else(|| default_handler(&rt));
         (rt.errhandlers.action(handler).unwrap_or(Action::Fatal), object)

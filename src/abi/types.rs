@@ -24,34 +24,27 @@ pub type MPI_Count = c_long;
 pub type MPI_Fint = c_int;
 
 /// ROMIO's file object; oxmpi has no MPI-IO yet, so only the pointer type exists.
-#[repr(C)]
 pub struct ADIOI_FileD {
     _opaque: [u8; 0],
 }
 pub type MPI_File = *mut ADIOI_FileD;
 
 /// The MPI_T tool interface's opaque handle targets.
-#[repr(C)]
 pub struct MPIR_T_enum_s {
     _opaque: [u8; 0],
 }
-#[repr(C)]
 pub struct MPIR_T_cvar_handle_s {
     _opaque: [u8; 0],
 }
-#[repr(C)]
 pub struct MPIR_T_pvar_handle_s {
     _opaque: [u8; 0],
 }
-#[repr(C)]
 pub struct MPIR_T_pvar_session_s {
     _opaque: [u8; 0],
 }
-#[repr(C)]
 pub struct MPIR_T_event_registration_s {
     _opaque: [u8; 0],
 }
-#[repr(C)]
 pub struct MPIR_T_event_instance_s {
     _opaque: [u8; 0],
 }
