@@ -1,0 +1,682 @@
+//! A single-producer single-consumer ring of fixed-size cells in shared
+//! memory: the shm fast path, with no syscall, lock or allocation per message.
+//!
+//! The ring does not own its memory; it lives in any 64-byte aligned region
+//! of [`RingLayout::bytes`] bytes (usually part of a [`Segment`]). Layout:
+//!
+//! ```text
+//! offset 0    tail: AtomicU64 (cells pushed so far; written by the producer)
+//! offset 8    layout tag: AtomicU64 (magic + log2 sizes; written by init)
+//! offset 64   head: AtomicU64 (cells popped so far; written by the consumer)
+//! offset 128  n_cells cells of cell_size bytes, each:
+//!             len: u32 | kind: u32 | payload (cell_size - 8 bytes)
+//! ```
+//!
+//! `tail` and `head` count up forever (a u64 does not wrap); cell `i` lives at
+//! index `i % n_cells`. The ring is full when `tail - head == n_cells`.
+//!
+//! Invariant kept: a cell in `[head, tail)` belongs to the consumer, any other
+//! cell to the producer, and each side touches only its own cells. The
+//! producer fills a cell, then publishes it by storing `tail` with Release;
+//! the consumer loads `tail` with Acquire before reading the cell. The
+//! consumer hands a cell back by storing `head` with Release; the producer
+//! loads `head` with Acquire before reusing a cell. Each side caches the
+//! other's counter and reads the shared one only when its cache says the ring
+//! is full (producer) or empty (consumer), so the two cache lines bounce only
+//! when needed.
+//!
+//! [`Segment`]: super::segment::Segment
+
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use thiserror::Error;
+
+#[cfg(not(target_has_atomic = "64"))]
+compile_error!("the shm ring needs lock-free 64-bit atomics");
+
+/// Cache line size assumed for the layout (x86-64 and most aarch64).
+pub const CACHE_LINE: usize = 64;
+
+/// Bytes before the first cell: the tail line and the head line.
+pub const RING_HEADER_BYTES: usize = 2 * CACHE_LINE;
+
+/// Bytes at the start of each cell before its payload (length, kind).
+pub const CELL_HEADER_BYTES: usize = 8;
+
+const TAIL_OFFSET: usize = 0;
+const TAG_OFFSET: usize = 8;
+const HEAD_OFFSET: usize = CACHE_LINE;
+
+/// High half of the layout tag: "OXRG".
+const TAG_MAGIC: u64 = 0x4f58_5247;
+
+/// Why a ring cannot be laid out or attached.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum RingError {
+    /// The requested layout breaks a rule (power of two, sizes).
+    #[error("invalid ring layout ({n_cells} cells of {cell_size} bytes): {reason}")]
+    BadLayout {
+        n_cells: usize,
+        cell_size: usize,
+        reason: &'static str,
+    },
+    /// The region does not start on a 64-byte boundary.
+    #[error("ring region at {0:#x} is not 64-byte aligned")]
+    Misaligned(usize),
+    /// The region holds no initialized ring (its layout tag is zero).
+    #[error("ring not initialized yet")]
+    NotInitialized,
+    /// The region was initialized with another layout, or holds garbage.
+    #[error("ring layout tag {found:#x} does not match the expected {expected:#x}")]
+    LayoutMismatch { expected: u64, found: u64 },
+}
+
+/// The shape of a ring: `n_cells` cells of `cell_size` bytes, both powers of
+/// two, `cell_size` at least 64 (so cells are whole cache lines).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RingLayout {
+    n_cells: usize,
+    cell_size: usize,
+}
+
+impl RingLayout {
+    /// Checks and builds a layout.
+    pub fn new(n_cells: usize, cell_size: usize) -> Result<RingLayout, RingError> {
+        let bad = |reason| RingError::BadLayout {
+            n_cells,
+            cell_size,
+            reason,
+        };
+        if !n_cells.is_power_of_two() {
+            return Err(bad("n_cells must be a power of two"));
+        }
+        if !cell_size.is_power_of_two() || cell_size < CACHE_LINE {
+            return Err(bad("cell_size must be a power of two of at least 64"));
+        }
+        if cell_size - CELL_HEADER_BYTES > u32::MAX as usize {
+            return Err(bad("cell payload must fit a u32 length"));
+        }
+        n_cells
+            .checked_mul(cell_size)
+            .and_then(|b| b.checked_add(RING_HEADER_BYTES))
+            .filter(|&b| b <= isize::MAX as usize)
+            .ok_or_else(|| bad("ring size overflows"))?;
+        Ok(RingLayout { n_cells, cell_size })
+    }
+
+    /// Number of cells.
+    pub fn n_cells(&self) -> usize {
+        self.n_cells
+    }
+
+    /// Size of one cell, header included.
+    pub fn cell_size(&self) -> usize {
+        self.cell_size
+    }
+
+    /// Largest payload one cell carries: `cell_size - CELL_HEADER_BYTES`.
+    pub fn payload_capacity(&self) -> usize {
+        self.cell_size - CELL_HEADER_BYTES
+    }
+
+    /// Size of the whole ring region, header included (a multiple of 64).
+    pub fn bytes(&self) -> usize {
+        RING_HEADER_BYTES + self.n_cells * self.cell_size
+    }
+
+    /// The value `init` stores so that `attach` can check both sides agree.
+    fn tag(&self) -> u64 {
+        (TAG_MAGIC << 32)
+            | (u64::from(self.n_cells.trailing_zeros()) << 8)
+            | u64::from(self.cell_size.trailing_zeros())
+    }
+}
+
+/// Initializes a ring in `region`: zeroes its counters and stores its layout
+/// tag (last, with Release, so an `attach` that sees the tag sees the zeroed
+/// counters). The cells are left as they are. Call once, before any side
+/// attaches.
+///
+/// # Safety
+/// `region` must point to at least `layout.bytes()` writable bytes that stay
+/// mapped while the ring is used, and no producer or consumer may be
+/// attached to it during the call.
+pub unsafe fn init(region: *mut u8, layout: RingLayout) -> Result<(), RingError> {
+    check_alignment(region)?;
+    // SAFETY: the caller guarantees the header is writable and unused; the
+    // offsets are 8-byte aligned inside the 64-byte aligned region.
+    unsafe {
+        counter(region, TAIL_OFFSET).store(0, Ordering::Relaxed);
+        counter(region, HEAD_OFFSET).store(0, Ordering::Relaxed);
+        counter(region, TAG_OFFSET).store(layout.tag(), Ordering::Release);
+    }
+    Ok(())
+}
+
+/// Where one side of a ring lives: the shared counters and the cells.
+#[derive(Debug, Clone, Copy)]
+struct Shared {
+    tail: NonNull<AtomicU64>,
+    head: NonNull<AtomicU64>,
+    cells: NonNull<u8>,
+    layout: RingLayout,
+}
+
+impl Shared {
+    /// # Safety
+    /// As for [`Producer::attach`].
+    unsafe fn attach(region: *mut u8, layout: RingLayout) -> Result<Shared, RingError> {
+        check_alignment(region)?;
+        let region = NonNull::new(region).ok_or(RingError::Misaligned(0))?;
+        // SAFETY: the caller guarantees the header is mapped.
+        let found = unsafe { counter(region.as_ptr(), TAG_OFFSET) }.load(Ordering::Acquire);
+        if found == 0 {
+            return Err(RingError::NotInitialized);
+        }
+        if found != layout.tag() {
+            return Err(RingError::LayoutMismatch {
+                expected: layout.tag(),
+                found,
+            });
+        }
+        // SAFETY: all offsets lie inside the `layout.bytes()` region.
+        unsafe {
+            Ok(Shared {
+                tail: region.add(TAIL_OFFSET).cast(),
+                head: region.add(HEAD_OFFSET).cast(),
+                cells: region.add(RING_HEADER_BYTES),
+                layout,
+            })
+        }
+    }
+
+    fn tail(&self) -> &AtomicU64 {
+        // SAFETY: points into the mapped, initialized header (attach's
+        // contract keeps it mapped while `self` lives).
+        unsafe { self.tail.as_ref() }
+    }
+
+    fn head(&self) -> &AtomicU64 {
+        // SAFETY: as in `tail`.
+        unsafe { self.head.as_ref() }
+    }
+
+    /// The cell that message number `seq` uses.
+    fn cell(&self, seq: u64) -> *mut u8 {
+        let index = (seq as usize) & (self.layout.n_cells - 1);
+        // SAFETY: index < n_cells, so the cell lies inside the region.
+        unsafe { self.cells.as_ptr().add(index * self.layout.cell_size) }
+    }
+}
+
+/// The sending side of a ring. One per ring; `&mut self` everywhere keeps it
+/// single-producer within a process.
+#[derive(Debug)]
+pub struct Producer {
+    shared: Shared,
+    /// Our copy of the shared tail (only we write it).
+    tail: u64,
+    /// Last head we read; the true head is never behind it.
+    head_cache: u64,
+}
+
+// SAFETY: a Producer is the only writer of its cells and tail, and holds no
+// thread-bound state; moving it to another thread is fine. It is not Sync:
+// all methods take `&mut self`.
+unsafe impl Send for Producer {}
+
+impl Producer {
+    /// Attaches the producing side of the ring initialized in `region`.
+    ///
+    /// # Safety
+    /// `region` must point to at least `layout.bytes()` bytes, initialized by
+    /// [`init`], that stay mapped while the producer lives; at most one
+    /// producer may be attached to a ring at a time, in any process.
+    pub unsafe fn attach(region: *mut u8, layout: RingLayout) -> Result<Producer, RingError> {
+        // SAFETY: forwarded caller contract.
+        let shared = unsafe { Shared::attach(region, layout) }?;
+        Ok(Producer {
+            tail: shared.tail().load(Ordering::Relaxed),
+            head_cache: shared.head().load(Ordering::Acquire),
+            shared,
+        })
+    }
+
+    /// The ring's layout.
+    pub fn layout(&self) -> RingLayout {
+        self.shared.layout
+    }
+
+    /// Writes one message in place into the next free cell and publishes it.
+    ///
+    /// `fill` receives the cell's whole payload area
+    /// ([`RingLayout::payload_capacity`] bytes, holding stale data) and
+    /// returns how many bytes it wrote. Returns false, without calling
+    /// `fill`, when the ring is full.
+    ///
+    /// # Panics
+    /// If `fill` returns more than the payload capacity (a caller bug).
+    #[inline]
+    pub fn try_push(&mut self, kind: u32, fill: impl FnOnce(&mut [u8]) -> usize) -> bool {
+        let n_cells = self.shared.layout.n_cells as u64;
+        if self.tail - self.head_cache == n_cells {
+            self.head_cache = self.shared.head().load(Ordering::Acquire);
+            if self.tail - self.head_cache == n_cells {
+                return false;
+            }
+        }
+        let cell = self.shared.cell(self.tail);
+        let capacity = self.shared.layout.payload_capacity();
+        // SAFETY: the cell is outside [head, tail), so it is ours alone until
+        // we publish it; the Acquire load of head that proved it free orders
+        // the consumer's last reads of it before our writes.
+        let payload =
+            unsafe { std::slice::from_raw_parts_mut(cell.add(CELL_HEADER_BYTES), capacity) };
+        let len = fill(payload);
+        assert!(
+            len <= capacity,
+            "ring push of {len} bytes exceeds the cell payload capacity {capacity}"
+        );
+        // SAFETY: the cell is ours (see above) and 64-byte aligned, so both
+        // u32 header words are aligned.
+        unsafe {
+            cell.cast::<u32>().write(len as u32);
+            cell.cast::<u32>().add(1).write(kind);
+        }
+        self.tail += 1;
+        self.shared.tail().store(self.tail, Ordering::Release);
+        true
+    }
+
+    /// How many cells are free right now (reads the consumer's head).
+    pub fn free_cells(&mut self) -> usize {
+        self.head_cache = self.shared.head().load(Ordering::Acquire);
+        self.shared.layout.n_cells - (self.tail - self.head_cache) as usize
+    }
+}
+
+/// One received cell, read in place: valid until the consumer pops it.
+#[derive(Debug, Clone, Copy)]
+pub struct CellRef<'a> {
+    /// The `kind` the producer gave.
+    pub kind: u32,
+    /// The payload the producer wrote.
+    pub payload: &'a [u8],
+}
+
+/// The receiving side of a ring. One per ring.
+#[derive(Debug)]
+pub struct Consumer {
+    shared: Shared,
+    /// Our copy of the shared head (only we write it).
+    head: u64,
+    /// Last tail we read; the true tail is never behind it.
+    tail_cache: u64,
+}
+
+// SAFETY: as for Producer: sole reader of its cells, sole writer of head.
+unsafe impl Send for Consumer {}
+
+impl Consumer {
+    /// Attaches the consuming side of the ring initialized in `region`.
+    ///
+    /// # Safety
+    /// As for [`Producer::attach`], with at most one consumer per ring.
+    pub unsafe fn attach(region: *mut u8, layout: RingLayout) -> Result<Consumer, RingError> {
+        // SAFETY: forwarded caller contract.
+        let shared = unsafe { Shared::attach(region, layout) }?;
+        Ok(Consumer {
+            head: shared.head().load(Ordering::Relaxed),
+            tail_cache: shared.tail().load(Ordering::Acquire),
+            shared,
+        })
+    }
+
+    /// The ring's layout.
+    pub fn layout(&self) -> RingLayout {
+        self.shared.layout
+    }
+
+    /// The oldest unreleased message, if any, read in place. Peeking again
+    /// without [`Consumer::pop`] returns the same cell.
+    #[inline]
+    pub fn peek(&mut self) -> Option<CellRef<'_>> {
+        if !self.refresh_if_empty() {
+            return None;
+        }
+        let cell = self.shared.cell(self.head);
+        // SAFETY: the cell is in [head, tail), published by the Release store
+        // of tail that our Acquire load observed, so it is ours to read and
+        // its contents are visible; the header words are aligned.
+        unsafe {
+            let len = cell.cast::<u32>().read() as usize;
+            let kind = cell.cast::<u32>().add(1).read();
+            // A length beyond the capacity can only come from a corrupt peer;
+            // clamp it so we never read outside the cell.
+            let len = len.min(self.shared.layout.payload_capacity());
+            let payload = std::slice::from_raw_parts(cell.add(CELL_HEADER_BYTES), len);
+            Some(CellRef { kind, payload })
+        }
+    }
+
+    /// Releases the oldest message's cell to the producer. Returns false
+    /// (and does nothing) when the ring is empty.
+    #[inline]
+    pub fn pop(&mut self) -> bool {
+        if !self.refresh_if_empty() {
+            return false;
+        }
+        self.head += 1;
+        self.shared.head().store(self.head, Ordering::Release);
+        true
+    }
+
+    /// True when a message is waiting (reads the producer's tail if the
+    /// cached one says empty). A cheap check for a doorbell's re-check.
+    #[inline]
+    pub fn has_pending(&mut self) -> bool {
+        self.refresh_if_empty()
+    }
+
+    /// Makes sure `tail_cache` is fresh when it says empty; true if a cell
+    /// is ready.
+    #[inline]
+    fn refresh_if_empty(&mut self) -> bool {
+        if self.head == self.tail_cache {
+            self.tail_cache = self.shared.tail().load(Ordering::Acquire);
+        }
+        self.head != self.tail_cache
+    }
+}
+
+fn check_alignment(region: *mut u8) -> Result<(), RingError> {
+    if region.is_null() || region as usize % CACHE_LINE != 0 {
+        return Err(RingError::Misaligned(region as usize));
+    }
+    Ok(())
+}
+
+/// The counter at `offset` in a ring header.
+///
+/// # Safety
+/// `region + offset` must be mapped, 8-byte aligned, and stay mapped for the
+/// returned lifetime.
+unsafe fn counter<'a>(region: *mut u8, offset: usize) -> &'a AtomicU64 {
+    // SAFETY: forwarded caller contract; AtomicU64 has the layout of u64.
+    unsafe { AtomicU64::from_ptr(region.add(offset).cast()) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::shm::segment::Segment;
+    use crate::transport::shm::test_fork::Child;
+    use std::alloc::{alloc_zeroed, dealloc, Layout};
+    use std::time::Instant;
+
+    /// A zeroed, 64-byte aligned heap region standing in for shared memory.
+    struct Region {
+        ptr: *mut u8,
+        layout: Layout,
+    }
+
+    impl Region {
+        fn new(bytes: usize) -> Region {
+            let layout = Layout::from_size_align(bytes, CACHE_LINE).unwrap();
+            // SAFETY: the layout has a non-zero size.
+            let ptr = unsafe { alloc_zeroed(layout) };
+            assert!(!ptr.is_null());
+            Region { ptr, layout }
+        }
+    }
+
+    impl Drop for Region {
+        fn drop(&mut self) {
+            // SAFETY: allocated in `new` with this layout.
+            unsafe { dealloc(self.ptr, self.layout) };
+        }
+    }
+
+    /// A region with an initialized ring and both ends attached.
+    fn ring(n_cells: usize, cell_size: usize) -> (Region, Producer, Consumer) {
+        let layout = RingLayout::new(n_cells, cell_size).unwrap();
+        let region = Region::new(layout.bytes());
+        // SAFETY: the region is layout.bytes() long, aligned, and outlives
+        // the ends in every test (it is returned first and dropped last).
+        unsafe {
+            init(region.ptr, layout).unwrap();
+            let producer = Producer::attach(region.ptr, layout).unwrap();
+            let consumer = Consumer::attach(region.ptr, layout).unwrap();
+            (region, producer, consumer)
+        }
+    }
+
+    /// Deterministic payload for message `seq`: its length varies with seq.
+    fn payload_of(seq: u64, capacity: usize, out: &mut [u8]) -> usize {
+        let len = 8 + (seq as usize * 7) % (capacity - 7);
+        out[..8].copy_from_slice(&seq.to_le_bytes());
+        for (i, b) in out[8..len].iter_mut().enumerate() {
+            *b = (seq as u8).wrapping_add(i as u8);
+        }
+        len
+    }
+
+    fn check_payload(seq: u64, capacity: usize, cell: CellRef<'_>) {
+        let mut expected = vec![0; capacity];
+        let len = payload_of(seq, capacity, &mut expected);
+        assert_eq!(cell.kind, seq as u32, "kind of message {seq}");
+        assert_eq!(cell.payload, &expected[..len], "payload of message {seq}");
+    }
+
+    #[test]
+    fn layout_rules() {
+        let layout = RingLayout::new(8, 128).unwrap();
+        assert_eq!(layout.bytes(), 128 + 8 * 128);
+        assert_eq!(layout.payload_capacity(), 120);
+        assert!(RingLayout::new(6, 128).is_err());
+        assert!(RingLayout::new(8, 32).is_err());
+        assert!(RingLayout::new(8, 96).is_err());
+        assert!(RingLayout::new(0, 64).is_err());
+        assert!(RingLayout::new(1 << 62, 1 << 10).is_err());
+    }
+
+    #[test]
+    fn attach_checks_alignment_init_and_layout() {
+        let layout = RingLayout::new(4, 64).unwrap();
+        let region = Region::new(layout.bytes() + CACHE_LINE);
+        // SAFETY: the region is large enough for every call below.
+        unsafe {
+            assert_eq!(
+                Consumer::attach(region.ptr, layout).unwrap_err(),
+                RingError::NotInitialized
+            );
+            assert!(matches!(
+                init(region.ptr.add(8), layout),
+                Err(RingError::Misaligned(_))
+            ));
+            init(region.ptr, layout).unwrap();
+            let other = RingLayout::new(8, 64).unwrap();
+            assert!(matches!(
+                Producer::attach(region.ptr, other),
+                Err(RingError::LayoutMismatch { .. })
+            ));
+        }
+    }
+
+    #[test]
+    fn fill_drain_and_wrap_around() {
+        let (_region, mut producer, mut consumer) = ring(4, 64);
+        let capacity = producer.layout().payload_capacity();
+        assert!(consumer.peek().is_none() && !consumer.pop());
+        let mut next_push = 0u64;
+        let mut next_pop = 0u64;
+        // Uneven batches so that the indices wrap at every position.
+        for round in 0..50 {
+            let batch = 1 + round % 4;
+            for _ in 0..batch {
+                let seq = next_push;
+                assert!(producer.try_push(seq as u32, |p| payload_of(seq, capacity, p)));
+                next_push += 1;
+            }
+            for _ in 0..batch {
+                let cell = consumer.peek().expect("a pushed message is visible");
+                check_payload(next_pop, capacity, cell);
+                assert!(consumer.pop());
+                next_pop += 1;
+            }
+            assert!(consumer.peek().is_none());
+        }
+        assert_eq!(producer.free_cells(), 4);
+    }
+
+    #[test]
+    fn full_ring_refuses_until_popped() {
+        let (_region, mut producer, mut consumer) = ring(8, 64);
+        for i in 0..8 {
+            assert!(producer.try_push(i, |_| 0), "cell {i} of 8 is free");
+        }
+        assert_eq!(producer.free_cells(), 0);
+        let mut called = false;
+        assert!(
+            !producer.try_push(99, |_| {
+                called = true;
+                0
+            }),
+            "a full ring refuses"
+        );
+        assert!(!called, "fill is not called when full");
+        assert_eq!(consumer.peek().unwrap().kind, 0);
+        assert_eq!(consumer.peek().unwrap().kind, 0, "peek does not advance");
+        assert!(consumer.pop());
+        assert!(producer.try_push(8, |p| {
+            p[..3].copy_from_slice(b"abc");
+            3
+        }));
+        for i in 1..=8 {
+            let cell = consumer.peek().unwrap();
+            assert_eq!(cell.kind, i);
+            assert_eq!(cell.payload, if i == 8 { &b"abc"[..] } else { &[] });
+            consumer.pop();
+        }
+        assert!(consumer.peek().is_none());
+    }
+
+    #[test]
+    #[should_panic(expected = "exceeds the cell payload capacity")]
+    fn overlong_fill_panics() {
+        let (_region, mut producer, _consumer) = ring(2, 64);
+        producer.try_push(0, |_| 57);
+    }
+
+    /// Waits for the other side: spins when benchmarking, else yields (the
+    /// tests share two cores with the build).
+    fn back_off(spin: bool) {
+        if spin {
+            std::hint::spin_loop();
+        } else {
+            std::thread::yield_now();
+        }
+    }
+
+    /// Sends `count` sequenced messages from a thread to the calling thread;
+    /// returns messages per second. `check` fills and verifies varied
+    /// payloads (and yields while waiting) instead of 8-byte ones.
+    fn two_threads(count: u64, n_cells: usize, cell_size: usize, check: bool) -> f64 {
+        let (region, mut producer, mut consumer) = ring(n_cells, cell_size);
+        let capacity = producer.layout().payload_capacity();
+        let start = Instant::now();
+        let sender = std::thread::spawn(move || {
+            for seq in 0..count {
+                while !producer.try_push(seq as u32, |p| {
+                    if check {
+                        payload_of(seq, capacity, p)
+                    } else {
+                        p[..8].copy_from_slice(&seq.to_le_bytes());
+                        8
+                    }
+                }) {
+                    back_off(!check);
+                }
+            }
+        });
+        for seq in 0..count {
+            let cell = loop {
+                if consumer.has_pending() {
+                    break consumer.peek().unwrap();
+                }
+                back_off(!check);
+            };
+            if check {
+                check_payload(seq, capacity, cell);
+            } else {
+                assert_eq!(cell.payload, &seq.to_le_bytes(), "message {seq}");
+            }
+            consumer.pop();
+        }
+        let elapsed = start.elapsed().as_secs_f64();
+        sender.join().unwrap();
+        assert!(consumer.peek().is_none());
+        drop(region);
+        count as f64 / elapsed
+    }
+
+    #[test]
+    fn two_threads_pass_a_million_sequenced_messages() {
+        two_threads(1_000_000, 64, 128, true);
+    }
+
+    /// Ring throughput for 8-byte payloads between two threads. Run with
+    /// `cargo test --release --lib ring_throughput -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn ring_throughput() {
+        for (n_cells, cell_size) in [(64, 64), (256, 64), (1024, 64), (256, 256)] {
+            let rate = two_threads(20_000_000, n_cells, cell_size, false);
+            println!(
+                "ring {n_cells} x {cell_size} B, 8-byte payloads, 2 threads: {:.1} M msgs/s",
+                rate / 1e6
+            );
+        }
+    }
+
+    #[test]
+    fn cross_process_fork() {
+        const COUNT: u64 = 100_000;
+        let layout = RingLayout::new(32, 256).unwrap();
+        let name = format!("/oxmpi-test-{}-ring-fork", std::process::id());
+        let segment = Segment::create(&name, layout.bytes()).unwrap();
+        // SAFETY: the segment is layout.bytes() long and page aligned.
+        unsafe { init(segment.as_ptr(), layout).unwrap() };
+        let capacity = layout.payload_capacity();
+        let region = segment.as_ptr();
+        let child = Child::fork(|| {
+            // SAFETY: the mapping was inherited and stays until _exit; this
+            // is the ring's only producer. Pushing neither allocates nor locks.
+            let Ok(mut producer) = (unsafe { Producer::attach(region, layout) }) else {
+                return 1;
+            };
+            for seq in 0..COUNT {
+                while !producer.try_push(seq as u32, |p| payload_of(seq, capacity, p)) {
+                    // SAFETY: sched_yield is async-signal-safe.
+                    unsafe { libc::sched_yield() };
+                }
+            }
+            0
+        });
+        // Both processes hold the mapping now: the name is no longer needed,
+        // and removing it early leaves nothing behind if the test fails.
+        segment.unlink().unwrap();
+        // SAFETY: the segment outlives the consumer; this is its only consumer.
+        let mut consumer = unsafe { Consumer::attach(segment.as_ptr(), layout) }.unwrap();
+        for seq in 0..COUNT {
+            while !consumer.has_pending() {
+                std::thread::yield_now();
+            }
+            check_payload(seq, capacity, consumer.peek().unwrap());
+            consumer.pop();
+        }
+        assert_eq!(child.wait(), 0, "child producer failed");
+        assert!(consumer.peek().is_none());
+    }
+}

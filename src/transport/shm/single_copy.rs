@@ -1,0 +1,206 @@
+//! Single-copy transfers between processes with `process_vm_readv`: the
+//! receiver of a large message copies it straight out of the sender's
+//! buffer, once, instead of twice through shared cells.
+//!
+//! Whether the kernel allows it depends on the pair: reading another process
+//! needs ptrace-attach rights over it. Same-user processes have them, except
+//! under Yama `ptrace_scope=1` (common on desktops), which only lets a process
+//! trace its descendants, so sibling ranks get `EPERM`. A rank lifts that by
+//! calling [`allow_peers_to_read`] at init; [`probe`] then tells, per peer,
+//! whether single copy works, and the transport falls back to the pipelined
+//! copy through cells when it does not.
+
+use std::io;
+
+/// Lets any process of the same user read this process's memory, despite
+/// Yama `ptrace_scope=1` (`prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY)`).
+/// Succeeds, doing nothing, on kernels without Yama. Under `ptrace_scope` 2
+/// or 3 it still succeeds but does not help: [`probe`] will say no.
+///
+/// This widens who may ptrace the process to every process of the same user;
+/// call it only when single copy is wanted.
+pub fn allow_peers_to_read() -> io::Result<()> {
+    // SAFETY: prctl with PR_SET_PTRACER takes integer arguments only.
+    let rc = unsafe { libc::prctl(libc::PR_SET_PTRACER, libc::PR_SET_PTRACER_ANY, 0, 0, 0) };
+    if rc == 0 {
+        return Ok(());
+    }
+    let err = io::Error::last_os_error();
+    if err.raw_os_error() == Some(libc::EINVAL) {
+        Ok(()) // No Yama: nothing to lift.
+    } else {
+        Err(err)
+    }
+}
+
+/// Whether this process may read `pid`'s memory with `process_vm_readv`.
+///
+/// Reads one byte at address 0 of `pid`: the kernel checks the permission
+/// before touching the remote address, and address 0 is never mapped, so
+/// `EFAULT` means "allowed" while `EPERM` (or `ESRCH`, no such process) means
+/// no. The peer needs no cooperation beyond [`allow_peers_to_read`].
+pub fn probe(pid: libc::pid_t) -> bool {
+    let mut byte = [0u8; 1];
+    match read_once(pid, 0, &mut byte) {
+        Ok(_) => true,
+        Err(err) => err.raw_os_error() == Some(libc::EFAULT),
+    }
+}
+
+/// Copies `local.len()` bytes from address `remote_addr` of process `pid`
+/// into `local`, looping over partial reads. Returns the number of bytes
+/// copied: all of them, or fewer only if the remote range runs into memory
+/// that is not mapped or not readable. Errors (`EPERM`, `ESRCH`, `EFAULT` at
+/// the very first byte, ...) are returned as they come.
+pub fn read_remote(pid: libc::pid_t, remote_addr: usize, local: &mut [u8]) -> io::Result<usize> {
+    let mut done = 0;
+    while done < local.len() {
+        match read_once(pid, remote_addr + done, &mut local[done..]) {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+            // Part of the range was read, then the remote mapping ended.
+            Err(err) if done > 0 && err.raw_os_error() == Some(libc::EFAULT) => break,
+            Err(err) => return Err(err),
+        }
+    }
+    Ok(done)
+}
+
+/// One `process_vm_readv` call with a single iovec on each side.
+fn read_once(pid: libc::pid_t, remote_addr: usize, local: &mut [u8]) -> io::Result<usize> {
+    let local_iov = libc::iovec {
+        iov_base: local.as_mut_ptr().cast(),
+        iov_len: local.len(),
+    };
+    let remote_iov = libc::iovec {
+        iov_base: remote_addr as *mut libc::c_void,
+        iov_len: local.len(),
+    };
+    // SAFETY: the local iovec describes `local`, writable for its length;
+    // the remote one is only read by the kernel, which checks it against the
+    // remote process's mappings and fails with EFAULT if it is not mapped.
+    let n = unsafe { libc::process_vm_readv(pid, &local_iov, 1, &remote_iov, 1, 0) };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::shm::test_fork::Child;
+    use std::os::fd::{FromRawFd, OwnedFd};
+
+    /// A pipe, as (read end, write end).
+    fn pipe() -> (OwnedFd, OwnedFd) {
+        let mut fds = [0; 2];
+        // SAFETY: `fds` is a valid two-int array.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        // SAFETY: both fds were just created and are owned by nobody else.
+        unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) }
+    }
+
+    fn write_byte(fd: &OwnedFd, byte: u8) -> bool {
+        use std::os::fd::AsRawFd;
+        // SAFETY: writes one byte from a live local.
+        unsafe { libc::write(fd.as_raw_fd(), (&byte as *const u8).cast(), 1) == 1 }
+    }
+
+    fn read_byte(fd: &OwnedFd) -> Option<u8> {
+        use std::os::fd::AsRawFd;
+        let mut byte = 0u8;
+        // SAFETY: reads one byte into a live local.
+        let n = unsafe { libc::read(fd.as_raw_fd(), (&mut byte as *mut u8).cast(), 1) };
+        (n == 1).then_some(byte)
+    }
+
+    #[test]
+    fn reads_own_memory_and_stops_at_an_unreadable_page() {
+        let source: Vec<u8> = (0..100_000u32).map(|i| (i * 31) as u8).collect();
+        let mut copy = vec![0u8; source.len()];
+        // SAFETY: getpid has no preconditions.
+        let me = unsafe { libc::getpid() };
+        assert!(probe(me), "a process may always read itself");
+        let n = read_remote(me, source.as_ptr() as usize, &mut copy).unwrap();
+        assert_eq!(n, source.len());
+        assert_eq!(copy, source);
+
+        // Two pages, the second unreadable: a read across them is partial.
+        // (mprotect, not munmap: another test thread could map something
+        // into an unmapped hole before our mapping's drop unmaps it.)
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+        let map = memmap2::MmapMut::map_anon(2 * page).unwrap();
+        let base = map.as_ptr() as usize;
+        let second = (base + page) as *mut libc::c_void;
+        // SAFETY: the second page of our own mapping, never touched by us.
+        let rc = unsafe { libc::mprotect(second, page, libc::PROT_NONE) };
+        assert_eq!(rc, 0);
+        let mut buf = vec![0u8; 2 * page];
+        assert_eq!(read_remote(me, base, &mut buf).unwrap(), page);
+        let err = read_remote(me, base + page, &mut buf).unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::EFAULT));
+        drop(map);
+    }
+
+    #[test]
+    fn probe_fails_for_a_missing_process() {
+        // Above the kernel's PID_MAX_LIMIT (4194304): never a live process.
+        assert!(!probe(i32::MAX));
+        let mut buf = [0u8; 8];
+        assert_eq!(
+            read_remote(i32::MAX, 0x1000, &mut buf)
+                .unwrap_err()
+                .raw_os_error(),
+            Some(libc::ESRCH)
+        );
+    }
+
+    #[test]
+    fn parent_reads_a_child_that_allowed_it() {
+        const LEN: usize = 1 << 20;
+        let mut buffer: Vec<u8> = vec![0xaa; LEN];
+        let addr = buffer.as_mut_ptr() as usize;
+        let (ready_rx, ready_tx) = pipe();
+        let (done_rx, done_tx) = pipe();
+        let child = Child::fork(|| {
+            let allowed = allow_peers_to_read().is_ok();
+            // Our copy of the buffer gets its own pattern, so the parent can
+            // tell it read us and not itself.
+            for (i, b) in buffer.iter_mut().enumerate() {
+                *b = (i % 251) as u8;
+            }
+            if !write_byte(&ready_tx, u8::from(allowed)) {
+                return 2;
+            }
+            read_byte(&done_rx); // Stay alive until the parent has read.
+            0
+        });
+        drop(ready_tx);
+        let allowed = read_byte(&ready_rx).expect("child never reported");
+        assert_eq!(allowed, 1, "allow_peers_to_read failed in the child");
+        if !probe(child.pid()) {
+            eprintln!(
+                "note: process_vm_readv is forbidden on this system (Yama \
+                 ptrace_scope >= 2?): single-copy test skipped"
+            );
+        } else {
+            let mut copy = vec![0u8; LEN];
+            let n = read_remote(child.pid(), addr, &mut copy).unwrap();
+            assert_eq!(n, LEN);
+            assert!(
+                copy.iter().enumerate().all(|(i, &b)| b == (i % 251) as u8),
+                "read data is not the child's"
+            );
+            assert!(
+                buffer.iter().all(|&b| b == 0xaa),
+                "our copy must be untouched"
+            );
+        }
+        write_byte(&done_tx, 1);
+        assert_eq!(child.wait(), 0);
+    }
+}
