@@ -9,6 +9,13 @@ pub struct Config {
     pub finalize_atexit: bool,
     /// `OXMPI_LOG`: env_logger filter for oxmpi's diagnostics (stderr).
     pub log_filter: Option<String>,
+    /// `OXMPI_HOSTNAME`: the host name used for this node's identity
+    /// (tests use it to make ranks of one machine look like several hosts).
+    pub hostname: Option<String>,
+    /// `OXMPI_SHM_SINGLE_COPY` (default 1): large shared-memory messages
+    /// are copied once with `process_vm_readv` where the kernel allows; 0
+    /// forces the pipelined copy through the rings.
+    pub shm_single_copy: bool,
 }
 
 fn flag(name: &str) -> Option<bool> {
@@ -30,6 +37,8 @@ impl Config {
                 .or_else(|| flag("MPIR_CVAR_FINALIZE_ATEXIT"))
                 .unwrap_or(false),
             log_filter: std::env::var("OXMPI_LOG").ok(),
+            hostname: std::env::var("OXMPI_HOSTNAME").ok().filter(|h| !h.is_empty()),
+            shm_single_copy: flag("OXMPI_SHM_SINGLE_COPY").unwrap_or(true),
         }
     }
 }

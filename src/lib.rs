@@ -13,3 +13,4 @@ pub mod abi;
 pub mod bootstrap;
 pub mod config;
 pub mod core;
+pub mod transport;

@@ -1,4 +1,5 @@
 //! Bootstrap: how a process learns its job (rank, size, node) and finds its
 //! peers, through the PMI-1 wire protocol spoken by oxmpi's mpiexec and by
 //! MPICH's Hydra.
+pub mod card;
 pub mod pmi;

@@ -10,12 +10,24 @@
 use super::error::{MpiError, MpiResult};
 use crate::abi::constants::*;
 use crate::bootstrap::pmi::client::{JobPlacement, PmiClient};
+use crate::transport::endpoints::Endpoints;
 
 /// What this process is in its job.
 pub struct Process {
     pub pmi: Option<PmiClient>,
     pub placement: JobPlacement,
     pub hostname: String,
+    /// Names this job in shared-memory segment names.
+    pub job_id: String,
+    /// This node's identity (see `bootstrap::card::node_identity`).
+    pub node: String,
+    /// This process's index among the job's processes on its node, and
+    /// their number.
+    pub local_index: u32,
+    pub local_count: u32,
+    /// Whether the launcher is oxmpi's mpiexec, whose PMI puts are visible
+    /// at once (Hydra 4.0.2 shows them only after a PMI barrier).
+    pub puts_visible_at_once: bool,
 }
 
 impl Process {
@@ -36,10 +48,31 @@ impl Process {
         };
         super::abort::set_rank(placement.rank);
         register_exit_handler();
+        let env_u32 = |name: &str| std::env::var(name).ok().and_then(|v| v.trim().parse::<u32>().ok());
+        let oxmpi_job = std::env::var("OXMPI_JOBID").ok();
+        let job_id: String = oxmpi_job
+            .clone()
+            .unwrap_or_else(|| placement.kvsname.clone())
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+            .take(80)
+            .collect();
+        let local_index = env_u32("MPI_LOCALRANKID").unwrap_or(placement.rank);
+        let local_count = env_u32("MPI_LOCALNRANKS").unwrap_or(placement.size).max(local_index + 1);
+        if crate::config::get().shm_single_copy {
+            if let Err(e) = crate::transport::shm::single_copy::allow_peers_to_read() {
+                log::debug!("single copy between processes unavailable: {e}");
+            }
+        }
         Ok(Process {
             pmi,
             placement,
             hostname: hostname(),
+            job_id,
+            node: crate::bootstrap::card::node_identity(),
+            local_index,
+            local_count,
+            puts_visible_at_once: oxmpi_job.is_some(),
         })
     }
 }
@@ -49,6 +82,8 @@ pub struct Instance {
     pub epoch: u64,
     /// The world model plus the open sessions.
     pub users: u32,
+    /// This epoch's transports.
+    pub endpoints: Endpoints,
 }
 
 pub fn hostname() -> String {

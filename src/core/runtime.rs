@@ -13,7 +13,11 @@ use super::error::{MpiError, MpiResult};
 use super::handles::{HandleTable, ObjectKind};
 use super::info::InfoObject;
 use super::instance::{Instance, Process};
+use super::p2p::engine::Engine;
 use crate::abi::constants::*;
+use crate::bootstrap::card::{card_key, Card};
+use crate::transport::endpoints::Endpoints;
+use crate::transport::shm::inbox::{inbox_name, ShmTransport};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WorldModel {
@@ -34,8 +38,28 @@ pub struct Runtime {
     pub comms: Comms,
     pub infos: HandleTable<InfoObject>,
     pub errhandlers: Errhandlers,
-    /// Context ids handed out in this process (unique across epochs).
-    next_context_id: u64,
+    /// Point-to-point matching and requests (process-level).
+    pub p2p: Engine,
+    /// The lowest context number this process has not used in this epoch.
+    pub next_context_number: u64,
+}
+
+/// Context ids: the epoch in the high bits, so ids never repeat across
+/// epochs, and a per-epoch number below. Each communicator takes two: an
+/// even one for point-to-point and the next for its collectives.
+pub const CONTEXT_EPOCH_SHIFT: u32 = 40;
+/// The context ids of the world model's communicators in every epoch.
+pub const WORLD_CONTEXT: u64 = 2;
+pub const SELF_CONTEXT: u64 = 4;
+/// Context numbers below this are reserved for predefined communicators.
+pub const FIRST_DYNAMIC_CONTEXT: u64 = 16;
+
+pub fn context_id(epoch: u64, number: u64) -> u64 {
+    (epoch << CONTEXT_EPOCH_SHIFT) | number
+}
+
+pub fn epoch_of_context(context_id: u64) -> u64 {
+    context_id >> CONTEXT_EPOCH_SHIFT
 }
 
 static RUNTIME: Lazy<Mutex<Runtime>> = Lazy::new(|| {
@@ -50,7 +74,8 @@ static RUNTIME: Lazy<Mutex<Runtime>> = Lazy::new(|| {
         comms: Comms::default(),
         infos: HandleTable::new(ObjectKind::Info),
         errhandlers: Errhandlers::default(),
-        next_context_id: 0,
+        p2p: Engine::default(),
+        next_context_number: FIRST_DYNAMIC_CONTEXT,
     })
 });
 
@@ -90,19 +115,61 @@ impl Runtime {
         if self.process.is_none() {
             self.process = Some(Process::bootstrap()?);
         }
-        let instance = match &mut self.instance {
-            Some(instance) => instance,
-            None => {
-                self.epochs_started += 1;
-                log::debug!("epoch {} begins", self.epochs_started);
-                self.instance.insert(Instance {
-                    epoch: self.epochs_started,
-                    users: 0,
-                })
-            }
-        };
+        if self.instance.is_none() {
+            let epoch = self.epochs_started + 1;
+            let endpoints = self.open_endpoints(epoch)?;
+            self.epochs_started = epoch;
+            self.next_context_number = FIRST_DYNAMIC_CONTEXT;
+            log::debug!("epoch {epoch} begins");
+            self.instance = Some(Instance {
+                epoch,
+                users: 0,
+                endpoints,
+            });
+        }
+        let instance = self.instance.as_mut().expect("just created");
         instance.users += 1;
         Ok(instance.epoch)
+    }
+
+    /// Sets up an epoch's transports and publishes this process's card.
+    fn open_endpoints(&mut self, epoch: u64) -> MpiResult<Endpoints> {
+        let process = self
+            .process
+            .as_mut()
+            .ok_or_else(|| MpiError::new(MPI_ERR_INTERN, "no process state"))?;
+        let me = process.placement.rank;
+        let Some(pmi) = process.pmi.as_mut() else {
+            return Ok(Endpoints::new(me, epoch));
+        };
+        let name = inbox_name(&process.job_id, epoch, me);
+        let local_index = process.local_index as usize;
+        let shm = ShmTransport::create(&name, me, local_index, process.local_count as usize)
+            .map_err(|e| MpiError::new(MPI_ERR_OTHER, format!("shared memory: {e}")))?;
+        let card = Card {
+            node: process.node.clone(),
+            pid: std::process::id(),
+            local_index: process.local_index,
+            local_count: process.local_count,
+            shm_segment: name,
+        };
+        pmi.put(&card_key(epoch, me), &card.to_string())
+            .map_err(|e| MpiError::new(MPI_ERR_OTHER, format!("publishing this process's card: {e}")))?;
+        Ok(Endpoints::with_shm(me, epoch, process.node.clone(), shm))
+    }
+
+    /// A PMI barrier when the launcher shows puts only after one (Hydra):
+    /// the world model's MPI_Init is collective, so it may wait there.
+    pub fn make_cards_visible(&mut self) -> MpiResult {
+        let Some(process) = self.process.as_mut() else { return Ok(()) };
+        if process.puts_visible_at_once {
+            return Ok(());
+        }
+        if let Some(pmi) = process.pmi.as_mut() {
+            pmi.barrier()
+                .map_err(|e| MpiError::new(MPI_ERR_OTHER, format!("PMI barrier: {e}")))?;
+        }
+        Ok(())
     }
 
     /// Stops using the instance; the last user ends the epoch.
@@ -112,8 +179,13 @@ impl Runtime {
         };
         instance.users -= 1;
         if instance.users == 0 {
-            log::debug!("epoch {} ends", instance.epoch);
+            let epoch = instance.epoch;
+            log::debug!("epoch {epoch} ends");
             self.instance = None;
+            let dropped = self.p2p.end_epoch(epoch);
+            if dropped > 0 {
+                log::warn!("{dropped} unreceived messages of epoch {epoch} dropped at its end");
+            }
         }
     }
 
@@ -127,10 +199,37 @@ impl Runtime {
         self.instance.as_ref().map(|i| i.epoch)
     }
 
-    /// A context id never used before in this process.
-    pub fn fresh_context_id(&mut self) -> u64 {
-        self.next_context_id += 1;
-        self.next_context_id
+    /// Moves point-to-point traffic along (arrivals, waiting sends).
+    pub fn progress(&mut self) -> bool {
+        let Some(instance) = &mut self.instance else {
+            return false;
+        };
+        let moved = self.p2p.progress(&mut instance.endpoints);
+        let wanted = instance.endpoints.wanted();
+        if !wanted.is_empty() {
+            if let Some(pmi) = self.process.as_mut().and_then(|p| p.pmi.as_mut()) {
+                for peer in wanted {
+                    let card = match pmi.get(&card_key(instance.epoch, peer)) {
+                        Ok(text) => text.and_then(|t| Card::parse(&t)),
+                        Err(e) => {
+                            log::warn!("looking up the card of process {peer}: {e}");
+                            None
+                        }
+                    };
+                    instance.endpoints.resolve(peer, card);
+                }
+            }
+        }
+        moved
+    }
+
+    /// The engine and the current epoch's transports, for starting an
+    /// operation.
+    pub fn engine_and_endpoints(&mut self) -> MpiResult<(&mut Engine, &mut Endpoints)> {
+        match &mut self.instance {
+            Some(instance) => Ok((&mut self.p2p, &mut instance.endpoints)),
+            None => Err(MpiError::new(MPI_ERR_OTHER, "MPI is not initialized (no session or world model is open)")),
+        }
     }
 
     pub fn world_is_active(&self) -> bool {
@@ -143,7 +242,7 @@ impl Runtime {
         let world = Communicator {
             members: (0..placement.size).collect(),
             rank: placement.rank as usize,
-            context_id: self.fresh_context_id(),
+            context_id: context_id(epoch, WORLD_CONTEXT),
             epoch,
             errhandler: MPI_ERRORS_ARE_FATAL,
             name: "MPI_COMM_WORLD".into(),
@@ -152,7 +251,7 @@ impl Runtime {
         let self_comm = Communicator {
             members: vec![placement.rank].into(),
             rank: 0,
-            context_id: self.fresh_context_id(),
+            context_id: context_id(epoch, SELF_CONTEXT),
             epoch,
             errhandler: MPI_ERRORS_ARE_FATAL,
             name: "MPI_COMM_SELF".into(),

@@ -96,7 +96,16 @@ fn run(launch: LaunchOptions) -> i32 {
         spec.size,
         spec.program.path.display()
     );
-    job::run(spec, launch.timeout_secs)
+    let shm_prefix = oxmpi::transport::shm::inbox::job_prefix(&spec.jobid);
+    let code = job::run(spec, launch.timeout_secs);
+    // Ranks unlink their shared-memory inboxes when an epoch ends; remove
+    // what a killed or crashed rank left behind.
+    match oxmpi::transport::shm::segment::cleanup_prefix(&shm_prefix) {
+        Ok(0) => {}
+        Ok(n) => log::debug!("removed {n} leftover shared-memory segment(s)"),
+        Err(e) => log::debug!("cleaning up shared memory: {e}"),
+    }
+    code
 }
 
 /// A job id unique on this host: mpiexec's pid and its start time.

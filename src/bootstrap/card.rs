@@ -1,0 +1,92 @@
+//! Business cards: what a process publishes so that peers can reach it in
+//! one epoch. A card is keyed by epoch and rank (`oxmpi.e<epoch>.r<rank>`),
+//! so every epoch has fresh keys (PMI servers refuse or mishandle a second
+//! put of one key) and a peer still in an older epoch is never mistaken for
+//! one in the new epoch. Peers read cards lazily, on first contact.
+use std::fmt;
+
+/// The PMI key of `rank`'s card in `epoch`.
+pub fn card_key(epoch: u64, rank: u32) -> String {
+    format!("oxmpi.e{epoch}.r{rank}")
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Card {
+    /// Host name plus boot id: equal cards' nodes share memory.
+    pub node: String,
+    pub pid: u32,
+    /// Index among the processes of its node, and their number.
+    pub local_index: u32,
+    pub local_count: u32,
+    /// The process's shared-memory inbox for this epoch.
+    pub shm_segment: String,
+}
+
+impl fmt::Display for Card {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "node={};pid={};lid={};nl={};shm={}",
+            self.node, self.pid, self.local_index, self.local_count, self.shm_segment
+        )
+    }
+}
+
+impl Card {
+    pub fn parse(text: &str) -> Option<Card> {
+        let mut card = Card {
+            node: String::new(),
+            pid: 0,
+            local_index: 0,
+            local_count: 0,
+            shm_segment: String::new(),
+        };
+        for field in text.split(';') {
+            let (k, v) = field.split_once('=')?;
+            match k {
+                "node" => card.node = v.to_string(),
+                "pid" => card.pid = v.parse().ok()?,
+                "lid" => card.local_index = v.parse().ok()?,
+                "nl" => card.local_count = v.parse().ok()?,
+                "shm" => card.shm_segment = v.to_string(),
+                _ => {} // fields of later versions
+            }
+        }
+        (!card.node.is_empty()).then_some(card)
+    }
+}
+
+/// This node's identity: the host name (or `OXMPI_HOSTNAME`) and the boot
+/// id, so two machines with one name, or one machine across reboots, differ.
+pub fn node_identity() -> String {
+    let host = crate::config::get()
+        .hostname
+        .clone()
+        .unwrap_or_else(crate::core::instance::hostname);
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
+    let boot: String = boot.trim().chars().filter(|c| c.is_ascii_hexdigit()).take(12).collect();
+    let host: String = host
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' })
+        .collect();
+    format!("{host}:{boot}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn card_round_trips_and_keys_differ_by_epoch() {
+        let c = Card {
+            node: "vm:abc".into(),
+            pid: 42,
+            local_index: 1,
+            local_count: 4,
+            shm_segment: "/oxmpi-j-e2-r1".into(),
+        };
+        assert_eq!(Card::parse(&c.to_string()), Some(c));
+        assert_eq!(Card::parse("garbage"), None);
+        assert_ne!(card_key(1, 3), card_key(2, 3));
+    }
+}

@@ -1,0 +1,129 @@
+//! The frame header every transport carries in front of a message or a
+//! protocol step. 48 bytes, little-endian, encoded field by field.
+//!
+//! A frame belongs to the context id it names: context ids are unique
+//! across epochs, so the header carries a message's epoch through it.
+
+/// What a frame is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum FrameKind {
+    /// A whole message inline (`id_a`: sender's request when `SYNC`).
+    Eager = 1,
+    /// Ready to send a large message (`id_a`: sender's request,
+    /// `total_len`: its size; payload: single-copy address if offered).
+    RequestToSend = 2,
+    /// Receiver matched an RTS and wants the data streamed
+    /// (`id_a`: sender's request, `id_b`: receiver's request).
+    ClearToSend = 3,
+    /// A piece of a streamed message (`id_b`: receiver's request,
+    /// `total_len`: the piece's offset in the message).
+    Data = 4,
+    /// Receiver copied the data itself (single copy); the send is done.
+    Finished = 5,
+    /// A synchronous-mode message was matched (`id_a`: sender's request).
+    SyncAck = 6,
+}
+
+impl FrameKind {
+    fn from_u8(v: u8) -> Option<FrameKind> {
+        Some(match v {
+            1 => FrameKind::Eager,
+            2 => FrameKind::RequestToSend,
+            3 => FrameKind::ClearToSend,
+            4 => FrameKind::Data,
+            5 => FrameKind::Finished,
+            6 => FrameKind::SyncAck,
+            _ => return None,
+        })
+    }
+}
+
+/// The sender asks for a `SyncAck` when the message is matched.
+pub const FLAG_SYNC: u8 = 1;
+
+pub const HEADER_LEN: usize = 48;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FrameHeader {
+    pub kind: FrameKind,
+    pub flags: u8,
+    pub tag: i32,
+    /// Sender's rank in the communicator.
+    pub source: i32,
+    pub context_id: u64,
+    pub total_len: u64,
+    pub id_a: u64,
+    pub id_b: u64,
+}
+
+impl FrameHeader {
+    pub fn control(kind: FrameKind, id_a: u64, id_b: u64) -> FrameHeader {
+        FrameHeader {
+            kind,
+            flags: 0,
+            tag: 0,
+            source: 0,
+            context_id: 0,
+            total_len: 0,
+            id_a,
+            id_b,
+        }
+    }
+
+    pub fn encode(&self, out: &mut [u8]) {
+        out[0] = self.kind as u8;
+        out[1] = self.flags;
+        out[2..4].fill(0);
+        out[4..8].copy_from_slice(&self.tag.to_le_bytes());
+        out[8..12].copy_from_slice(&self.source.to_le_bytes());
+        out[12..16].fill(0);
+        out[16..24].copy_from_slice(&self.context_id.to_le_bytes());
+        out[24..32].copy_from_slice(&self.total_len.to_le_bytes());
+        out[32..40].copy_from_slice(&self.id_a.to_le_bytes());
+        out[40..48].copy_from_slice(&self.id_b.to_le_bytes());
+    }
+
+    pub fn decode(bytes: &[u8]) -> Option<FrameHeader> {
+        if bytes.len() < HEADER_LEN {
+            return None;
+        }
+        let u64_at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().expect("8 bytes"));
+        let i32_at = |i: usize| i32::from_le_bytes(bytes[i..i + 4].try_into().expect("4 bytes"));
+        Some(FrameHeader {
+            kind: FrameKind::from_u8(bytes[0])?,
+            flags: bytes[1],
+            tag: i32_at(4),
+            source: i32_at(8),
+            context_id: u64_at(16),
+            total_len: u64_at(24),
+            id_a: u64_at(32),
+            id_b: u64_at(40),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_round_trips() {
+        let h = FrameHeader {
+            kind: FrameKind::RequestToSend,
+            flags: FLAG_SYNC,
+            tag: -5,
+            source: 12,
+            context_id: u64::MAX - 3,
+            total_len: 1 << 40,
+            id_a: 7,
+            id_b: 9,
+        };
+        let mut buf = [0u8; HEADER_LEN];
+        h.encode(&mut buf);
+        assert_eq!(FrameHeader::decode(&buf), Some(h));
+        buf[0] = 99;
+        assert_eq!(FrameHeader::decode(&buf), None, "unknown kinds are rejected");
+        assert_eq!(FrameHeader::decode(&buf[..10]), None);
+    }
+}

@@ -1,0 +1,81 @@
+//! A user's message buffer: an address, a count and a datatype. Moving
+//! bytes in and out of it goes through the datatype's streaming pack and
+//! unpack, so a message can be copied in pieces at any offset.
+//!
+//! The abi layer creates a `UserBuffer` from the C arguments with
+//! [`UserBuffer::new`], whose contract (the memory stays valid and is not
+//! otherwise touched until the operation completes) is MPI's own.
+use std::os::raw::c_void;
+use std::sync::Arc;
+
+use crate::core::datatype::Datatype;
+
+pub struct UserBuffer {
+    addr: usize,
+    count: usize,
+    datatype: Arc<Datatype>,
+}
+
+impl UserBuffer {
+    /// # Safety
+    /// `buf` with `count` elements of `datatype` must be valid memory (for
+    /// writes too, if it receives) until the operation using it completes.
+    pub unsafe fn new(buf: *const c_void, count: usize, datatype: Arc<Datatype>) -> UserBuffer {
+        UserBuffer {
+            addr: buf as usize,
+            count,
+            datatype,
+        }
+    }
+
+    /// Bytes of data the buffer holds (its packed size).
+    pub fn len(&self) -> usize {
+        self.count * self.datatype.size()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Packs bytes `[offset, offset + out.len())` of the message into `out`.
+    pub fn pack(&self, offset: usize, out: &mut [u8]) -> usize {
+        // SAFETY: the memory is valid per `new`'s contract; pack_range stays
+        // within the count elements of the datatype.
+        unsafe {
+            self.datatype
+                .pack_range(self.addr as *const u8, self.count, offset, out)
+        }
+    }
+
+    /// Unpacks `input` as bytes starting at `offset` of the message.
+    pub fn unpack(&self, offset: usize, input: &[u8]) -> usize {
+        // SAFETY: as in `pack`; the caller never passes more than `len()`
+        // bytes in total.
+        unsafe {
+            self.datatype
+                .unpack_range(self.addr as *mut u8, self.count, offset, input)
+        }
+    }
+
+    /// Runs `f` on the buffer's bytes when they form one block.
+    pub fn with_contiguous_mut<R>(&self, f: impl FnOnce(&mut [u8]) -> R) -> Option<R> {
+        let (start, len) = self.contiguous_block()?;
+        if len == 0 {
+            return Some(f(&mut []));
+        }
+        // SAFETY: one block of `len` bytes of the user's buffer, valid for
+        // writes per `new`'s contract, not aliased while the engine holds
+        // the runtime lock.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(start as *mut u8, len) };
+        Some(f(bytes))
+    }
+
+    /// Where the data lies when it is one block (for single-copy reads).
+    pub fn contiguous_block(&self) -> Option<(usize, usize)> {
+        if !self.datatype.is_contiguous() {
+            return None;
+        }
+        let start = (self.addr as isize).wrapping_add(self.datatype.true_lb()) as usize;
+        Some((start, self.len()))
+    }
+}

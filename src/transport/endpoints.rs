@@ -1,0 +1,162 @@
+//! The transports of one epoch and the choice among them per peer: this
+//! process through `self`, peers on this node through `shm`. A peer's route
+//! is found lazily from its business card for this epoch; until the card
+//! is published (the peer has not entered the epoch yet) frames to it wait,
+//! and the card is looked up again with a growing delay. The progress
+//! engine talks only to this type.
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use super::loopback::Loopback;
+use super::shm::inbox::ShmTransport;
+use super::{ProcessId, Transport};
+use crate::bootstrap::card::Card;
+
+/// What happened to a frame handed to [`Endpoints::try_send`].
+#[derive(Debug, PartialEq, Eq)]
+pub enum SendOutcome {
+    Sent,
+    /// No room now, or the peer is not reachable yet in this epoch (its
+    /// card is not published): try again after progress.
+    NotNow,
+    /// The peer can never be reached (no transport to it).
+    Unreachable(String),
+}
+
+enum Route {
+    Shm,
+    /// Card not found yet; look again at `next_try`.
+    Unknown { next_try: Instant, delay: Duration },
+    Unreachable(String),
+}
+
+const FIRST_RETRY: Duration = Duration::from_micros(50);
+const LAST_RETRY: Duration = Duration::from_millis(20);
+
+pub struct Endpoints {
+    me: ProcessId,
+    epoch: u64,
+    node: String,
+    loopback: Loopback,
+    shm: Option<ShmTransport>,
+    routes: HashMap<ProcessId, Route>,
+}
+
+impl Endpoints {
+    /// Endpoints with only `self` (a singleton, or no shared memory).
+    pub fn new(me: ProcessId, epoch: u64) -> Endpoints {
+        Endpoints {
+            me,
+            epoch,
+            node: String::new(),
+            loopback: Loopback::new(me),
+            shm: None,
+            routes: HashMap::new(),
+        }
+    }
+
+    /// Endpoints that reach this node's processes through `shm`.
+    pub fn with_shm(me: ProcessId, epoch: u64, node: String, shm: ShmTransport) -> Endpoints {
+        Endpoints {
+            node,
+            shm: Some(shm),
+            ..Endpoints::new(me, epoch)
+        }
+    }
+
+    pub fn me(&self) -> ProcessId {
+        self.me
+    }
+
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    pub fn shm(&mut self) -> Option<&mut ShmTransport> {
+        self.shm.as_mut()
+    }
+
+    /// The largest frame that can go to `dest` in one piece.
+    pub fn max_frame(&self, dest: ProcessId) -> usize {
+        match &self.shm {
+            Some(shm) if dest != self.me => shm.max_frame(),
+            _ => self.loopback.max_frame(),
+        }
+    }
+
+    pub fn try_send(&mut self, dest: ProcessId, len: usize, fill: &mut dyn FnMut(&mut [u8])) -> SendOutcome {
+        if dest == self.me {
+            return match self.loopback.try_send(dest, len, fill) {
+                true => SendOutcome::Sent,
+                false => SendOutcome::NotNow,
+            };
+        }
+        let route = self.routes.entry(dest).or_insert(Route::Unknown {
+            next_try: Instant::now(),
+            delay: FIRST_RETRY,
+        });
+        match route {
+            Route::Shm => match self.shm.as_mut().map(|s| s.try_send(dest, len, fill)) {
+                Some(true) => SendOutcome::Sent,
+                _ => SendOutcome::NotNow,
+            },
+            Route::Unknown { .. } => SendOutcome::NotNow,
+            Route::Unreachable(why) => SendOutcome::Unreachable(why.clone()),
+        }
+    }
+
+    /// Peers whose card should be looked up now.
+    pub fn wanted(&self) -> Vec<ProcessId> {
+        let now = Instant::now();
+        self.routes
+            .iter()
+            .filter_map(|(p, r)| match r {
+                Route::Unknown { next_try, .. } if *next_try <= now => Some(*p),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The result of looking up `peer`'s card for this epoch.
+    pub fn resolve(&mut self, peer: ProcessId, card: Option<Card>) {
+        let route = match card {
+            None => match self.routes.get(&peer) {
+                Some(Route::Unknown { delay, .. }) => {
+                    let delay = (*delay * 2).min(LAST_RETRY);
+                    Route::Unknown {
+                        next_try: Instant::now() + delay,
+                        delay,
+                    }
+                }
+                _ => Route::Unknown {
+                    next_try: Instant::now() + FIRST_RETRY,
+                    delay: FIRST_RETRY,
+                },
+            },
+            Some(card) if card.node == self.node && self.shm.is_some() => {
+                let shm = self.shm.as_mut().expect("checked");
+                match shm.connect(peer, &card.shm_segment) {
+                    Ok(()) => {
+                        log::debug!("epoch {}: process {peer} reached through shm", self.epoch);
+                        Route::Shm
+                    }
+                    Err(e) => Route::Unreachable(format!("cannot map the inbox of process {peer}: {e}")),
+                }
+            }
+            Some(card) => Route::Unreachable(format!(
+                "process {peer} runs on node {} and this one on {}; the TCP transport is not available yet",
+                card.node, self.node
+            )),
+        };
+        self.routes.insert(peer, route);
+    }
+
+    /// Polls every transport; returns the number of frames delivered.
+    pub fn poll(&mut self, deliver: &mut dyn FnMut(ProcessId, &[u8])) -> usize {
+        let mut n = self.loopback.poll(deliver);
+        if let Some(shm) = &mut self.shm {
+            n += shm.poll(deliver);
+        }
+        n
+    }
+}

@@ -1,0 +1,194 @@
+//! The shared-memory transport of one epoch: this process's *inbox* (a
+//! segment holding one ring per process of the node, indexed by the
+//! sender's local index, plus a doorbell) and producers on the inboxes of
+//! the peers it has contacted.
+//!
+//! Invariants: an inbox belongs to one (job, epoch, rank), so a peer in
+//! another epoch can never write into it; each ring has exactly one
+//! producer (the sender whose local index it carries) and one consumer
+//! (the owner); the owner unlinks its inbox when the epoch ends (or it
+//! exits), and mpiexec removes what a killed job left.
+use std::collections::HashMap;
+
+use super::doorbell::{Doorbell, DOORBELL_BYTES};
+use super::ring::{self, Consumer, Producer, RingLayout};
+use super::segment::{Segment, SegmentError};
+use thiserror::Error;
+use crate::transport::{ProcessId, Transport};
+
+/// Ring geometry: 16 cells of 16 KiB per sender.
+const CELLS: usize = 16;
+const CELL_SIZE: usize = 16 * 1024;
+/// Header line, then the doorbell line, then the rings.
+const RINGS_OFFSET: usize = 64 + DOORBELL_BYTES;
+
+fn layout() -> RingLayout {
+    RingLayout::new(CELLS, CELL_SIZE).expect("valid ring geometry")
+}
+
+/// The inbox segment name for (job, epoch, rank).
+pub fn inbox_name(job: &str, epoch: u64, rank: ProcessId) -> String {
+    format!("/oxmpi-{job}-e{epoch}-r{rank}")
+}
+
+/// The prefix of every segment of a job (for cleaning up after it).
+pub fn job_prefix(job: &str) -> String {
+    format!("oxmpi-{job}-")
+}
+
+fn inbox_bytes(slots: usize) -> usize {
+    RINGS_OFFSET + slots * layout().bytes()
+}
+
+#[derive(Debug, Error)]
+pub enum InboxError {
+    #[error(transparent)]
+    Segment(#[from] SegmentError),
+    #[error("shm inbox {name}: {why}")]
+    Layout { name: String, why: String },
+}
+
+fn layout_error(name: &str, why: impl ToString) -> InboxError {
+    InboxError::Layout {
+        name: name.to_string(),
+        why: why.to_string(),
+    }
+}
+
+struct Outbound {
+    /// Keeps the peer's inbox mapped while we write into it.
+    _segment: Segment,
+    producer: Producer,
+    doorbell: Doorbell,
+}
+
+pub struct ShmTransport {
+    inbox: Segment,
+    consumers: Vec<Consumer>,
+    doorbell: Doorbell,
+    local_index: usize,
+    /// This process's rank, written into every cell it sends (for replies).
+    rank: ProcessId,
+    peers: HashMap<ProcessId, Outbound>,
+}
+
+impl ShmTransport {
+    /// Creates this process's inbox with one ring per local process.
+    pub fn create(name: &str, rank: ProcessId, local_index: usize, local_count: usize) -> Result<ShmTransport, InboxError> {
+        let slots = local_count.max(local_index + 1);
+        let inbox = Segment::create(name, inbox_bytes(slots))?;
+        let base = inbox.as_ptr();
+        // SAFETY: the fresh segment is zero-filled, mapped, 64-byte aligned
+        // (page aligned) and large enough for the doorbell and every ring;
+        // this process is the only consumer of each ring.
+        let (doorbell, consumers) = unsafe {
+            Doorbell::init(base.add(64));
+            let doorbell = Doorbell::attach(base.add(64));
+            let mut consumers = Vec::with_capacity(slots);
+            for slot in 0..slots {
+                let region = base.add(RINGS_OFFSET + slot * layout().bytes());
+                ring::init(region, layout()).map_err(|e| layout_error(name, e))?;
+                consumers.push(Consumer::attach(region, layout()).map_err(|e| layout_error(name, e))?);
+            }
+            (doorbell, consumers)
+        };
+        Ok(ShmTransport {
+            inbox,
+            consumers,
+            doorbell,
+            local_index,
+            rank,
+            peers: HashMap::new(),
+        })
+    }
+
+    pub fn inbox_name(&self) -> &str {
+        self.inbox.name()
+    }
+
+    /// This process's doorbell (a waiter sleeps on it).
+    pub fn doorbell(&self) -> Doorbell {
+        self.doorbell
+    }
+
+    /// Whether a frame waits in any ring (for the doorbell's re-check).
+    pub fn has_pending(&mut self) -> bool {
+        self.consumers.iter_mut().any(|c| c.has_pending())
+    }
+
+    pub fn is_connected(&self, peer: ProcessId) -> bool {
+        self.peers.contains_key(&peer)
+    }
+
+    /// Maps `peer`'s inbox and takes the producer side of our ring in it.
+    pub fn connect(&mut self, peer: ProcessId, segment_name: &str) -> Result<(), InboxError> {
+        let segment = Segment::open(segment_name)?;
+        let needed = RINGS_OFFSET + (self.local_index + 1) * layout().bytes();
+        if segment.len() < needed {
+            return Err(layout_error(
+                segment_name,
+                format!("{} bytes hold no ring for local index {}", segment.len(), self.local_index),
+            ));
+        }
+        let base = segment.as_ptr();
+        // SAFETY: the segment is mapped for its whole length (checked above
+        // to contain our ring); our local index makes us the ring's only
+        // producer; the owner initialized it before publishing its card.
+        let (producer, doorbell) = unsafe {
+            let region = base.add(RINGS_OFFSET + self.local_index * layout().bytes());
+            let producer = Producer::attach(region, layout()).map_err(|e| layout_error(segment_name, e))?;
+            (producer, Doorbell::attach(base.add(64)))
+        };
+        self.peers.insert(
+            peer,
+            Outbound {
+                _segment: segment,
+                producer,
+                doorbell,
+            },
+        );
+        Ok(())
+    }
+}
+
+impl Transport for ShmTransport {
+    fn max_frame(&self) -> usize {
+        layout().payload_capacity()
+    }
+
+    fn try_send(&mut self, dest: ProcessId, len: usize, fill: &mut dyn FnMut(&mut [u8])) -> bool {
+        let Some(peer) = self.peers.get_mut(&dest) else {
+            return false;
+        };
+        // The cell's kind carries the sender's rank, for replies.
+        let me = self.rank;
+        let pushed = peer.producer.try_push(me, |cell| {
+            fill(&mut cell[..len]);
+            len
+        });
+        if pushed {
+            peer.doorbell.ring();
+        }
+        pushed
+    }
+
+    fn poll(&mut self, deliver: &mut dyn FnMut(ProcessId, &[u8])) -> usize {
+        let mut n = 0;
+        for consumer in &mut self.consumers {
+            while let Some(cell) = consumer.peek() {
+                deliver(cell.kind, cell.payload);
+                consumer.pop();
+                n += 1;
+            }
+        }
+        n
+    }
+}
+
+impl Drop for ShmTransport {
+    fn drop(&mut self) {
+        if let Err(e) = self.inbox.unlink() {
+            log::debug!("unlinking {}: {e}", self.inbox.name());
+        }
+    }
+}
