@@ -34,6 +34,10 @@ demo: stage
 	$(STAGE)/bin/mpicc -O2 -o build/world_demo examples/world_demo.c
 	$(STAGE)/bin/mpiexec -n 4 build/world_demo
 
+# oxmpi against Debian MPICH in the same run; prints ratios and targets.
+bench: stage
+	bash bench/run.sh
+
 clean:
 	$(CARGO) clean
 	rm -rf build

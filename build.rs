@@ -37,9 +37,7 @@ fn parse_table(text: &str) -> Vec<Function> {
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let fail = |what: &str| -> ! {
-            panic!("mpi_functions.txt:{}: {what}: {line}", lineno + 1)
-        };
+        let fail = |what: &str| -> ! { panic!("mpi_functions.txt:{}: {what}: {line}", lineno + 1) };
         let open = line.find('(').unwrap_or_else(|| fail("missing '('"));
         let close = line.rfind(')').unwrap_or_else(|| fail("missing ')'"));
         let name = line[..open].trim().to_string();
@@ -106,6 +104,12 @@ fn split_params(s: &str) -> Vec<String> {
 /// Which object's error handler an error in this function goes to: the
 /// first communicator, window, file or session argument.
 fn error_scope(f: &Function) -> String {
+    // MPI_Session_init's errors go to the handler it is given.
+    if let Some(p) = f.params.iter().find(|p| p.ty == "MPI_Errhandler") {
+        if f.name == "MPI_Session_init" {
+            return format!("Scope::Handler({})", p.name);
+        }
+    }
     for p in &f.params {
         let scope = match p.ty.as_str() {
             "MPI_Comm" => "Comm",
@@ -175,10 +179,7 @@ fn generate_entry_points(functions: &[Function]) -> String {
             }
             (None, false) => {
                 missing.push(f.name.clone());
-                format!(
-                    "boundary::not_implemented_value(\"{}\")",
-                    f.name
-                )
+                format!("boundary::not_implemented_value(\"{}\")", f.name)
             }
         };
         let unused = if f.implementation.is_none() && !f.params.is_empty() {

@@ -16,6 +16,10 @@ pub struct Config {
     /// are copied once with `process_vm_readv` where the kernel allows; 0
     /// forces the pipelined copy through the rings.
     pub shm_single_copy: bool,
+    /// `OXMPI_INITIAL_ERRHANDLER` (`fatal`, `return` or `abort`; set by
+    /// `mpiexec -initial-errhandler`): the handler for errors outside any
+    /// object while the world model is not active.
+    pub initial_errhandler: i32,
 }
 
 fn flag(name: &str) -> Option<bool> {
@@ -30,6 +34,28 @@ fn flag(name: &str) -> Option<bool> {
     }
 }
 
+fn initial_errhandler() -> i32 {
+    use crate::abi::constants::*;
+    let Ok(v) = std::env::var("OXMPI_INITIAL_ERRHANDLER") else {
+        return MPI_ERRORS_ARE_FATAL;
+    };
+    match v
+        .trim()
+        .to_ascii_lowercase()
+        .trim_start_matches("mpi_errors_")
+    {
+        "return" => MPI_ERRORS_RETURN,
+        "abort" => MPI_ERRORS_ABORT,
+        "are_fatal" | "fatal" | "" => MPI_ERRORS_ARE_FATAL,
+        _ => {
+            eprintln!(
+                "oxmpi: ignoring OXMPI_INITIAL_ERRHANDLER={v}: expected fatal, return or abort"
+            );
+            MPI_ERRORS_ARE_FATAL
+        }
+    }
+}
+
 impl Config {
     fn from_env() -> Config {
         Config {
@@ -37,8 +63,11 @@ impl Config {
                 .or_else(|| flag("MPIR_CVAR_FINALIZE_ATEXIT"))
                 .unwrap_or(false),
             log_filter: std::env::var("OXMPI_LOG").ok(),
-            hostname: std::env::var("OXMPI_HOSTNAME").ok().filter(|h| !h.is_empty()),
+            hostname: std::env::var("OXMPI_HOSTNAME")
+                .ok()
+                .filter(|h| !h.is_empty()),
             shm_single_copy: flag("OXMPI_SHM_SINGLE_COPY").unwrap_or(true),
+            initial_errhandler: initial_errhandler(),
         }
     }
 }

@@ -13,7 +13,8 @@ use crate::core::error::{MpiError, MpiResult};
 pub unsafe fn out<'a, T>(p: *mut T, name: &str) -> MpiResult<&'a mut T> {
     // SAFETY: the caller passes a pointer that is NULL or valid (MPI's
     // contract for output arguments); NULL is rejected here.
-    unsafe { p.as_mut() }.ok_or_else(|| MpiError::new(MPI_ERR_ARG, format!("argument '{name}' is NULL")))
+    unsafe { p.as_mut() }
+        .ok_or_else(|| MpiError::new(MPI_ERR_ARG, format!("argument '{name}' is NULL")))
 }
 
 /// A required input string.
@@ -22,7 +23,10 @@ pub unsafe fn out<'a, T>(p: *mut T, name: &str) -> MpiResult<&'a mut T> {
 /// `p` must be NULL or point at a NUL-terminated string.
 pub unsafe fn in_str(p: *const c_char, name: &str) -> MpiResult<String> {
     if p.is_null() {
-        return Err(MpiError::new(MPI_ERR_ARG, format!("argument '{name}' is NULL")));
+        return Err(MpiError::new(
+            MPI_ERR_ARG,
+            format!("argument '{name}' is NULL"),
+        ));
     }
     // SAFETY: non-NULL and NUL-terminated per the caller's contract.
     Ok(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
@@ -33,9 +37,17 @@ pub unsafe fn in_str(p: *const c_char, name: &str) -> MpiResult<String> {
 ///
 /// # Safety
 /// `dst` must be valid for `capacity` bytes of writes.
-pub unsafe fn write_str(dst: *mut c_char, capacity: usize, s: &str, name: &str) -> MpiResult<usize> {
+pub unsafe fn write_str(
+    dst: *mut c_char,
+    capacity: usize,
+    s: &str,
+    name: &str,
+) -> MpiResult<usize> {
     if dst.is_null() {
-        return Err(MpiError::new(MPI_ERR_ARG, format!("argument '{name}' is NULL")));
+        return Err(MpiError::new(
+            MPI_ERR_ARG,
+            format!("argument '{name}' is NULL"),
+        ));
     }
     if capacity == 0 {
         return Ok(0);
@@ -52,7 +64,10 @@ pub unsafe fn write_str(dst: *mut c_char, capacity: usize, s: &str, name: &str) 
 /// A count argument: non-negative.
 pub fn count(n: c_int, name: &str) -> MpiResult<usize> {
     if n < 0 {
-        return Err(MpiError::new(MPI_ERR_COUNT, format!("{name} is negative ({n})")));
+        return Err(MpiError::new(
+            MPI_ERR_COUNT,
+            format!("{name} is negative ({n})"),
+        ));
     }
     Ok(n as usize)
 }

@@ -29,15 +29,18 @@ pub enum Scope {
     File(MPI_File),
     Session(MPI_Session),
     SessionPtr(*mut MPI_Session),
+    /// An error handler given as an argument (`MPI_Session_init`).
+    Handler(MPI_Errhandler),
 }
 
-/// A scope with pointer arguments already read. Windows, files and
-/// sessions have no objects of their own yet, so their errors go to the
-/// default handler.
+/// A scope with pointer arguments already read. Windows and files have no
+/// objects of their own yet, so their errors go to the default handler.
 #[derive(Clone, Copy)]
 enum Target {
     Default,
     Comm(MPI_Comm),
+    Session(MPI_Session),
+    Handler(MPI_Errhandler),
 }
 
 impl Scope {
@@ -47,10 +50,15 @@ impl Scope {
         match self {
             Scope::Default => Target::Default,
             Scope::Comm(c) => Target::Comm(c),
-            Scope::CommPtr(p) => unsafe { p.as_ref() }.map_or(Target::Default, |c| Target::Comm(*c)),
-            Scope::Win(_) | Scope::WinPtr(_) | Scope::File(_) | Scope::Session(_) | Scope::SessionPtr(_) => {
-                Target::Default
+            Scope::CommPtr(p) => {
+                unsafe { p.as_ref() }.map_or(Target::Default, |c| Target::Comm(*c))
             }
+            Scope::Session(h) => Target::Session(h),
+            Scope::SessionPtr(p) => {
+                unsafe { p.as_ref() }.map_or(Target::Default, |h| Target::Session(*h))
+            }
+            Scope::Handler(h) => Target::Handler(h),
+            Scope::Win(_) | Scope::WinPtr(_) | Scope::File(_) => Target::Default,
         }
     }
 }
@@ -74,7 +82,10 @@ pub fn run(scope: Scope, call: &'static str, f: impl FnOnce() -> MpiResult) -> c
         Err(payload) => raise(
             target,
             call,
-            MpiError::new(MPI_ERR_INTERN, format!("internal error: {}", panic_message(&*payload))),
+            MpiError::new(
+                MPI_ERR_INTERN,
+                format!("internal error: {}", panic_message(&*payload)),
+            ),
         ),
     }
 }
@@ -88,7 +99,10 @@ pub fn run_value<T: Default>(call: &'static str, f: impl FnOnce() -> T) -> T {
             raise(
                 Target::Default,
                 call,
-                MpiError::new(MPI_ERR_INTERN, format!("internal error: {}", panic_message(&*payload))),
+                MpiError::new(
+                    MPI_ERR_INTERN,
+                    format!("internal error: {}", panic_message(&*payload)),
+                ),
             );
             T::default()
         }
@@ -96,7 +110,10 @@ pub fn run_value<T: Default>(call: &'static str, f: impl FnOnce() -> T) -> T {
 }
 
 fn not_implemented_error() -> MpiError {
-    MpiError::new(MPI_ERR_UNSUPPORTED_OPERATION, "not implemented in oxmpi yet")
+    MpiError::new(
+        MPI_ERR_UNSUPPORTED_OPERATION,
+        "not implemented in oxmpi yet",
+    )
 }
 
 /// The body of every exported function oxmpi does not implement yet.
@@ -119,15 +136,16 @@ pub fn tool_not_implemented(call: &'static str) -> c_int {
 /// The handler for errors not tied to an object: `MPI_COMM_SELF`'s if the
 /// program set one there (MPI 4), else `MPI_COMM_WORLD`'s (what MPICH does,
 /// and what older programs expect), while the world model is active;
-/// otherwise the initial error handler, `MPI_ERRORS_ARE_FATAL`.
-fn default_handler(rt: &Runtime) -> (MPI_Errhandler, MPI_Comm) {
+/// otherwise the initial error handler (`MPI_ERRORS_ARE_FATAL` unless
+/// `OXMPI_INITIAL_ERRHANDLER` or `mpiexec -initial-errhandler` says else).
+fn default_handler(rt: &Runtime) -> (MPI_Errhandler, c_int) {
     if let (Some(world), Some(self_comm)) = (&rt.comms.world, &rt.comms.self_comm) {
         if self_comm.errhandler != MPI_ERRORS_ARE_FATAL {
             return (self_comm.errhandler, MPI_COMM_SELF);
         }
         return (world.errhandler, MPI_COMM_WORLD);
     }
-    (MPI_ERRORS_ARE_FATAL, MPI_COMM_NULL)
+    (crate::config::get().initial_errhandler, MPI_COMM_NULL)
 }
 
 /// Reports `error` raised in `call` and returns its code (unless the
@@ -139,51 +157,61 @@ fn raise(target: Target, call: &'static str, error: MpiError) -> c_int {
         let rt = runtime::lock();
         let handler_and_object = match target {
             Target::Comm(c) => rt.comms.get(c).ok().map(|comm| (comm.errhandler, c)),
+            Target::Session(h) => rt.sessions.get(h).map(|s| (s.errhandler, h)),
+            Target::Handler(h) => rt.errhandlers.check(h).ok().map(|_| (h, MPI_SESSION_NULL)),
             Target::Default => None,
         };
         let (handler, object) = handler_and_object.unwrap_or_else(|| default_handler(&rt));
-        (rt.errhandlers.action(handler).unwrap_or(Action::Fatal), object)
+        (
+            rt.errhandlers.action(handler).unwrap_or(Action::Fatal),
+            object,
+        )
     };
-    match action {
-        Action::Return => code,
-        Action::Fatal | Action::Abort => {
-            let text = error_codes::string_of(code).unwrap_or_else(|| error.to_string());
-            abort::abort_job(error.class.max(1), &format!("oxmpi: {}: {text}", abort::who()))
-        }
-        Action::Call(function) => {
-            // SAFETY: a user-supplied handler of the matching kind, called
-            // with pointers to locals, as MPI specifies; no lock is held.
-            match function {
-                ErrhandlerFunction::Comm(Some(f)) => unsafe { f(&mut object, &mut code) },
-                ErrhandlerFunction::Session(Some(f)) => unsafe { f(&mut object, &mut code) },
-                ErrhandlerFunction::Win(Some(f)) => unsafe { f(&mut object, &mut code) },
-                _ => {}
-            }
-            code
-        }
-    }
+    invoke(action, &mut object, &mut code);
+    code
 }
 
-/// `MPI_Comm_call_errhandler` and friends: raise a code on an object.
-pub fn call_errhandler_on_comm(comm: MPI_Comm, code: c_int) -> MpiResult {
-    let (action, mut object) = {
-        let rt = runtime::lock();
-        let c = rt.comms.get(comm)?;
-        (rt.errhandlers.action(c.errhandler)?, comm)
-    };
-    let mut code = code;
+/// Carries out a handler's action for `code` raised on `object`.
+fn invoke(action: Action, object: &mut c_int, code: &mut c_int) {
     match action {
         Action::Return => {}
         Action::Fatal | Action::Abort => {
-            let text = error_codes::string_of(code).unwrap_or_else(|| format!("error code {code}"));
+            let text =
+                error_codes::string_of(*code).unwrap_or_else(|| format!("error code {code}"));
             abort::abort_job(
-                error_codes::class_of(code).unwrap_or(MPI_ERR_OTHER).max(1),
+                error_codes::class_of(*code).unwrap_or(MPI_ERR_OTHER).max(1),
                 &format!("oxmpi: {}: {text}", abort::who()),
             )
         }
-        // SAFETY: as in `raise`.
-        Action::Call(ErrhandlerFunction::Comm(Some(f))) => unsafe { f(&mut object, &mut code) },
-        Action::Call(_) => {}
+        // SAFETY: a user-supplied handler of the kind its object has,
+        // called with pointers to locals as MPI specifies; no lock is held.
+        Action::Call(function) => match function {
+            ErrhandlerFunction::Comm(Some(f)) => unsafe { f(object, code) },
+            ErrhandlerFunction::Session(Some(f)) => unsafe { f(object, code) },
+            ErrhandlerFunction::Win(Some(f)) => unsafe { f(object, code) },
+            _ => {}
+        },
     }
+}
+
+/// `MPI_Comm_call_errhandler`: raises `code` on a communicator.
+pub fn call_errhandler_on_comm(comm: MPI_Comm, code: c_int) -> MpiResult {
+    let action = {
+        let rt = runtime::lock();
+        let c = rt.comms.get(comm)?;
+        rt.errhandlers.action(c.errhandler)?
+    };
+    invoke(action, &mut { comm }, &mut { code });
+    Ok(())
+}
+
+/// `MPI_Session_call_errhandler`: raises `code` on a session.
+pub fn call_errhandler_on_session(session: MPI_Session, code: c_int) -> MpiResult {
+    let action = {
+        let rt = runtime::lock();
+        let s = crate::abi::session::lookup(&rt, session)?;
+        rt.errhandlers.action(s.errhandler)?
+    };
+    invoke(action, &mut { session }, &mut { code });
     Ok(())
 }

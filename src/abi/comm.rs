@@ -5,6 +5,7 @@ use std::os::raw::{c_char, c_int};
 use crate::abi::args::{in_str, out, write_str};
 use crate::abi::constants::*;
 use crate::abi::types::*;
+use crate::abi::types::{MPI_Errhandler, MPI_Group, MPI_Info, MPI_Request};
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::runtime;
 
@@ -25,7 +26,11 @@ pub unsafe fn set_name(comm: MPI_Comm, name: *const c_char) -> MpiResult {
     if name.len() >= MPI_MAX_OBJECT_NAME as usize {
         return Err(MpiError::new(
             MPI_ERR_ARG,
-            format!("name of {} bytes (at most {})", name.len(), MPI_MAX_OBJECT_NAME - 1),
+            format!(
+                "name of {} bytes (at most {})",
+                name.len(),
+                MPI_MAX_OBJECT_NAME - 1
+            ),
         ));
     }
     runtime::lock().comms.get_mut(comm)?.name = name;
@@ -35,7 +40,298 @@ pub unsafe fn set_name(comm: MPI_Comm, name: *const c_char) -> MpiResult {
 pub unsafe fn get_name(comm: MPI_Comm, name: *mut c_char, resultlen: *mut c_int) -> MpiResult {
     let resultlen = unsafe { out(resultlen, "resultlen") }?;
     let rt = runtime::lock();
-    let n = unsafe { write_str(name, MPI_MAX_OBJECT_NAME as usize, &rt.comms.get(comm)?.name, "comm_name") }?;
+    let n = unsafe {
+        write_str(
+            name,
+            MPI_MAX_OBJECT_NAME as usize,
+            &rt.comms.get(comm)?.name,
+            "comm_name",
+        )
+    }?;
     *resultlen = n as c_int;
+    Ok(())
+}
+
+pub unsafe fn dup(comm: MPI_Comm, newcomm: *mut MPI_Comm) -> MpiResult {
+    let newcomm = unsafe { out(newcomm, "newcomm") }?;
+    let created = crate::core::comm_constructors::dup(comm)?;
+    crate::abi::attributes::copy_all(comm, created)?;
+    *newcomm = created;
+    Ok(())
+}
+
+pub unsafe fn split(comm: MPI_Comm, color: c_int, key: c_int, newcomm: *mut MPI_Comm) -> MpiResult {
+    let newcomm = unsafe { out(newcomm, "newcomm") }?;
+    if color < 0 && color != MPI_UNDEFINED {
+        return Err(MpiError::new(
+            MPI_ERR_ARG,
+            format!("color {color} is negative (and not MPI_UNDEFINED)"),
+        ));
+    }
+    *newcomm = crate::core::comm_constructors::split(comm, color, key)?;
+    Ok(())
+}
+
+/// `MPI_Comm_free`: operations already started on the communicator still
+/// complete.
+pub unsafe fn free(comm: *mut MPI_Comm) -> MpiResult {
+    let comm = unsafe { out(comm, "comm") }?;
+    if *comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF {
+        return Err(MpiError::new(
+            MPI_ERR_COMM,
+            "a predefined communicator cannot be freed",
+        ));
+    }
+    crate::abi::attributes::delete_all(*comm)?;
+    let mut rt = runtime::lock();
+    let c = rt.comms.remove(*comm)?;
+    rt.errhandlers.release(c.errhandler)?;
+    *comm = MPI_COMM_NULL;
+    Ok(())
+}
+
+pub unsafe fn compare(comm1: MPI_Comm, comm2: MPI_Comm, result: *mut c_int) -> MpiResult {
+    let result = unsafe { out(result, "result") }?;
+    let rt = runtime::lock();
+    let a = rt.comms.get(comm1)?;
+    let b = rt.comms.get(comm2)?;
+    *result = if comm1 == comm2 {
+        MPI_IDENT
+    } else if a.members == b.members {
+        MPI_CONGRUENT
+    } else {
+        let mut x = a.members.to_vec();
+        let mut y = b.members.to_vec();
+        x.sort_unstable();
+        y.sort_unstable();
+        if x == y {
+            MPI_SIMILAR
+        } else {
+            MPI_UNEQUAL
+        }
+    };
+    Ok(())
+}
+
+pub unsafe fn barrier(comm: MPI_Comm) -> MpiResult {
+    let ch = crate::core::collective::channel::Channel::lookup(comm)?;
+    crate::core::collective::algorithms::barrier(&ch)
+}
+
+pub unsafe fn create_from_group(
+    group: MPI_Group,
+    stringtag: *const c_char,
+    info: MPI_Info,
+    errhandler: MPI_Errhandler,
+    newcomm: *mut MPI_Comm,
+) -> MpiResult {
+    let tag = unsafe { in_str(stringtag, "stringtag") }?;
+    let newcomm = unsafe { out(newcomm, "newcomm") }?;
+    if tag.len() >= MPI_MAX_STRINGTAG_LEN as usize {
+        return Err(MpiError::new(
+            MPI_ERR_ARG,
+            format!(
+                "string tag of {} bytes (at most {})",
+                tag.len(),
+                MPI_MAX_STRINGTAG_LEN - 1
+            ),
+        ));
+    }
+    if info != MPI_INFO_NULL {
+        crate::abi::info::lookup(&runtime::lock(), info)?;
+    }
+    *newcomm = crate::core::comm_constructors::create_from_group(group, &tag, errhandler)?;
+    Ok(())
+}
+
+pub unsafe fn test_inter(comm: MPI_Comm, flag: *mut c_int) -> MpiResult {
+    let flag = unsafe { out(flag, "flag") }?;
+    *flag = runtime::lock().comms.get(comm)?.is_inter() as c_int;
+    Ok(())
+}
+
+pub unsafe fn create(comm: MPI_Comm, group: MPI_Group, newcomm: *mut MPI_Comm) -> MpiResult {
+    let newcomm = unsafe { out(newcomm, "newcomm") }?;
+    *newcomm = crate::core::comm_constructors::create(comm, group)?;
+    Ok(())
+}
+
+pub unsafe fn create_group(
+    comm: MPI_Comm,
+    group: MPI_Group,
+    tag: c_int,
+    newcomm: *mut MPI_Comm,
+) -> MpiResult {
+    let newcomm = unsafe { out(newcomm, "newcomm") }?;
+    if tag < 0 {
+        return Err(MpiError::new(MPI_ERR_TAG, format!("tag {tag} is negative")));
+    }
+    *newcomm = crate::core::comm_constructors::create_group(comm, group, tag)?;
+    Ok(())
+}
+
+/// `MPI_Comm_split_type`: `MPI_COMM_TYPE_SHARED` (and the hardware types,
+/// which oxmpi resolves to the node) split by node; `MPI_UNDEFINED` gives
+/// `MPI_COMM_NULL`.
+pub unsafe fn split_type(
+    comm: MPI_Comm,
+    split_type: c_int,
+    key: c_int,
+    info: MPI_Info,
+    newcomm: *mut MPI_Comm,
+) -> MpiResult {
+    let newcomm = unsafe { out(newcomm, "newcomm") }?;
+    if info != MPI_INFO_NULL {
+        crate::abi::info::lookup(&runtime::lock(), info)?;
+    }
+    *newcomm = match split_type {
+        MPI_UNDEFINED => crate::core::comm_constructors::split(comm, MPI_UNDEFINED, key)?,
+        MPI_COMM_TYPE_SHARED
+        | MPI_COMM_TYPE_HW_GUIDED
+        | MPI_COMM_TYPE_HW_UNGUIDED
+        | MPIX_COMM_TYPE_NEIGHBORHOOD => crate::core::comm_constructors::split_shared(comm, key)?,
+        other => {
+            return Err(MpiError::new(
+                MPI_ERR_ARG,
+                format!("split type {other} is not known"),
+            ))
+        }
+    };
+    Ok(())
+}
+
+pub unsafe fn dup_with_info(comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm) -> MpiResult {
+    let hints = {
+        let rt = runtime::lock();
+        if info == MPI_INFO_NULL {
+            crate::core::info::InfoObject::new()
+        } else {
+            crate::abi::info::lookup(&rt, info)?.clone()
+        }
+    };
+    unsafe { dup(comm, newcomm) }?;
+    // SAFETY: dup succeeded, so newcomm was checked non-NULL and written.
+    let created = unsafe { *newcomm };
+    runtime::lock().comms.get_mut(created)?.info = hints;
+    Ok(())
+}
+
+/// `MPI_Comm_idup`: oxmpi agrees on the new context at once and returns a
+/// completed request (the call returns once every member has called it).
+pub unsafe fn idup(comm: MPI_Comm, newcomm: *mut MPI_Comm, request: *mut MPI_Request) -> MpiResult {
+    let request = unsafe { out(request, "request") }?;
+    unsafe { dup(comm, newcomm) }?;
+    *request = runtime::lock().p2p.completed_null();
+    Ok(())
+}
+
+pub unsafe fn idup_with_info(
+    comm: MPI_Comm,
+    info: MPI_Info,
+    newcomm: *mut MPI_Comm,
+    request: *mut MPI_Request,
+) -> MpiResult {
+    let request = unsafe { out(request, "request") }?;
+    unsafe { dup_with_info(comm, info, newcomm) }?;
+    *request = runtime::lock().p2p.completed_null();
+    Ok(())
+}
+
+pub unsafe fn set_info(comm: MPI_Comm, info: MPI_Info) -> MpiResult {
+    let mut rt = runtime::lock();
+    let hints = crate::abi::info::lookup(&rt, info)?.clone();
+    let c = rt.comms.get_mut(comm)?;
+    for (k, v) in hints.entries() {
+        c.info.set(k, v)?;
+    }
+    Ok(())
+}
+
+pub unsafe fn get_info(comm: MPI_Comm, info_used: *mut MPI_Info) -> MpiResult {
+    let info_used = unsafe { out(info_used, "info_used") }?;
+    let mut rt = runtime::lock();
+    let copy = rt.comms.get(comm)?.info.clone();
+    *info_used = rt.infos.insert(copy);
+    Ok(())
+}
+
+pub unsafe fn remote_size(comm: MPI_Comm, size: *mut c_int) -> MpiResult {
+    let size = unsafe { out(size, "size") }?;
+    let rt = runtime::lock();
+    let c = rt.comms.get(comm)?;
+    let remote = c
+        .remote
+        .as_ref()
+        .ok_or_else(|| MpiError::new(MPI_ERR_COMM, "not an intercommunicator"))?;
+    *size = remote.len() as c_int;
+    Ok(())
+}
+
+pub unsafe fn remote_group(comm: MPI_Comm, group: *mut MPI_Group) -> MpiResult {
+    let group = unsafe { out(group, "group") }?;
+    let mut rt = runtime::lock();
+    let remote = rt
+        .comms
+        .get(comm)?
+        .remote
+        .clone()
+        .ok_or_else(|| MpiError::new(MPI_ERR_COMM, "not an intercommunicator"))?;
+    *group = rt
+        .groups
+        .insert(crate::core::group::Group { members: remote });
+    Ok(())
+}
+
+pub unsafe fn intercomm_create(
+    local_comm: MPI_Comm,
+    local_leader: c_int,
+    peer_comm: MPI_Comm,
+    remote_leader: c_int,
+    tag: c_int,
+    newintercomm: *mut MPI_Comm,
+) -> MpiResult {
+    let newintercomm = unsafe { out(newintercomm, "newintercomm") }?;
+    if tag < 0 {
+        return Err(MpiError::new(MPI_ERR_TAG, format!("tag {tag} is negative")));
+    }
+    *newintercomm =
+        crate::core::intercomm::create(local_comm, local_leader, peer_comm, remote_leader, tag)?;
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn intercomm_create_from_groups(
+    local_group: MPI_Group,
+    local_leader: c_int,
+    remote_group: MPI_Group,
+    remote_leader: c_int,
+    stringtag: *const c_char,
+    info: MPI_Info,
+    errhandler: MPI_Errhandler,
+    newintercomm: *mut MPI_Comm,
+) -> MpiResult {
+    let tag = unsafe { in_str(stringtag, "stringtag") }?;
+    let newintercomm = unsafe { out(newintercomm, "newintercomm") }?;
+    if info != MPI_INFO_NULL {
+        crate::abi::info::lookup(&runtime::lock(), info)?;
+    }
+    *newintercomm = crate::core::intercomm::create_from_groups(
+        local_group,
+        local_leader,
+        remote_group,
+        remote_leader,
+        &tag,
+        errhandler,
+    )?;
+    Ok(())
+}
+
+pub unsafe fn intercomm_merge(
+    intercomm: MPI_Comm,
+    high: c_int,
+    newintracomm: *mut MPI_Comm,
+) -> MpiResult {
+    let newintracomm = unsafe { out(newintracomm, "newintracomm") }?;
+    *newintracomm = crate::core::intercomm::merge(intercomm, high != 0)?;
     Ok(())
 }

@@ -216,17 +216,11 @@ mod tests {
     fn data_symbols_have_mpich_sizes_and_targets() {
         // SAFETY: only the addresses and sizes are read; no test writes these statics.
         unsafe {
-            assert_eq!(size_of_val(&*(&raw const MPI_UNWEIGHTED)), 8);
-            assert_eq!(size_of_val(&*(&raw const MPI_T_PVAR_ALL_HANDLES)), 8);
-            assert_eq!(
-                size_of_val(&*(&raw const MPIR_F08_MPI_STATUS_IGNORE_OBJ)),
-                20
-            );
-            assert_eq!(
-                size_of_val(&*(&raw const MPIR_F08_MPI_STATUSES_IGNORE_OBJ)),
-                20
-            );
-            assert_eq!(size_of_val(&*(&raw const MPIR_F08_MPI_IN_PLACE)), 4);
+            assert_eq!(size_of_val(&MPI_UNWEIGHTED), 8);
+            assert_eq!(size_of_val(&MPI_T_PVAR_ALL_HANDLES), 8);
+            assert_eq!(size_of_val(&MPIR_F08_MPI_STATUS_IGNORE_OBJ), 20);
+            assert_eq!(size_of_val(&MPIR_F08_MPI_STATUSES_IGNORE_OBJ), 20);
+            assert_eq!(size_of_val(&MPIR_F08_MPI_IN_PLACE), 4);
             assert!(is_unweighted(MPI_UNWEIGHTED));
             assert!(is_weights_empty(MPI_WEIGHTS_EMPTY));
             assert!(!is_unweighted(MPI_WEIGHTS_EMPTY));

@@ -18,9 +18,14 @@ pub unsafe fn comm_create_errhandler(
 ) -> MpiResult {
     let errhandler = unsafe { out(errhandler, "errhandler") }?;
     if function.is_none() {
-        return Err(MpiError::new(MPI_ERR_ARG, "the error handler function is NULL"));
+        return Err(MpiError::new(
+            MPI_ERR_ARG,
+            "the error handler function is NULL",
+        ));
     }
-    *errhandler = runtime::lock().errhandlers.create(ErrhandlerFunction::Comm(function));
+    *errhandler = runtime::lock()
+        .errhandlers
+        .create(ErrhandlerFunction::Comm(function));
     Ok(())
 }
 
@@ -56,10 +61,18 @@ pub unsafe fn errhandler_free(errhandler: *mut MPI_Errhandler) -> MpiResult {
     Ok(())
 }
 
-pub unsafe fn error_string(errorcode: c_int, string: *mut c_char, resultlen: *mut c_int) -> MpiResult {
+pub unsafe fn error_string(
+    errorcode: c_int,
+    string: *mut c_char,
+    resultlen: *mut c_int,
+) -> MpiResult {
     let resultlen = unsafe { out(resultlen, "resultlen") }?;
-    let text = error_codes::string_of(errorcode)
-        .ok_or_else(|| MpiError::new(MPI_ERR_ARG, format!("{errorcode} is not a valid error code")))?;
+    let text = error_codes::string_of(errorcode).ok_or_else(|| {
+        MpiError::new(
+            MPI_ERR_ARG,
+            format!("{errorcode} is not a valid error code"),
+        )
+    })?;
     let n = unsafe { write_str(string, MPI_MAX_ERROR_STRING as usize, &text, "string") }?;
     *resultlen = n as c_int;
     Ok(())
@@ -67,8 +80,12 @@ pub unsafe fn error_string(errorcode: c_int, string: *mut c_char, resultlen: *mu
 
 pub unsafe fn error_class(errorcode: c_int, errorclass: *mut c_int) -> MpiResult {
     let errorclass = unsafe { out(errorclass, "errorclass") }?;
-    *errorclass = error_codes::class_of(errorcode)
-        .ok_or_else(|| MpiError::new(MPI_ERR_ARG, format!("{errorcode} is not a valid error code")))?;
+    *errorclass = error_codes::class_of(errorcode).ok_or_else(|| {
+        MpiError::new(
+            MPI_ERR_ARG,
+            format!("{errorcode} is not a valid error code"),
+        )
+    })?;
     Ok(())
 }
 
@@ -89,7 +106,11 @@ pub unsafe fn add_error_string(errorcode: c_int, string: *const c_char) -> MpiRe
     if text.len() >= MPI_MAX_ERROR_STRING as usize {
         return Err(MpiError::new(
             MPI_ERR_ARG,
-            format!("error string of {} bytes (at most {})", text.len(), MPI_MAX_ERROR_STRING - 1),
+            format!(
+                "error string of {} bytes (at most {})",
+                text.len(),
+                MPI_MAX_ERROR_STRING - 1
+            ),
         ));
     }
     error_codes::add_string(errorcode, text)

@@ -34,9 +34,18 @@ static INFO_ENV: Lazy<InfoObject> = Lazy::new(|| {
 
 fn invalid(h: MPI_Info) -> MpiError {
     if h == MPI_INFO_NULL {
-        MpiError::new(MPI_ERR_INFO, "MPI_INFO_NULL is not a valid info object here")
+        MpiError::new(
+            MPI_ERR_INFO,
+            "MPI_INFO_NULL is not a valid info object here",
+        )
     } else {
-        MpiError::new(MPI_ERR_INFO, format!("handle {:#010x} is not a valid (or a freed) info object", h as u32))
+        MpiError::new(
+            MPI_ERR_INFO,
+            format!(
+                "handle {:#010x} is not a valid (or a freed) info object",
+                h as u32
+            ),
+        )
     }
 }
 
@@ -74,11 +83,20 @@ pub unsafe fn delete(info: MPI_Info, key: *const c_char) -> MpiResult {
 
 /// `MPI_Info_get` (deprecated in MPI 4.0, still exported): copies at most
 /// `valuelen` characters and a NUL.
-pub unsafe fn get(info: MPI_Info, key: *const c_char, valuelen: c_int, value: *mut c_char, flag: *mut c_int) -> MpiResult {
+pub unsafe fn get(
+    info: MPI_Info,
+    key: *const c_char,
+    valuelen: c_int,
+    value: *mut c_char,
+    flag: *mut c_int,
+) -> MpiResult {
     let key = unsafe { in_str(key, "key") }?;
     let flag = unsafe { out(flag, "flag") }?;
     if valuelen < 0 {
-        return Err(MpiError::new(MPI_ERR_ARG, format!("valuelen is negative ({valuelen})")));
+        return Err(MpiError::new(
+            MPI_ERR_ARG,
+            format!("valuelen is negative ({valuelen})"),
+        ));
     }
     let rt = runtime::lock();
     match lookup(&rt, info)?.get(&key)? {
@@ -93,12 +111,21 @@ pub unsafe fn get(info: MPI_Info, key: *const c_char, valuelen: c_int, value: *m
 
 /// `MPI_Info_get_string`: `*buflen == 0` asks only for the length; the
 /// length returned includes the NUL.
-pub unsafe fn get_string(info: MPI_Info, key: *const c_char, buflen: *mut c_int, value: *mut c_char, flag: *mut c_int) -> MpiResult {
+pub unsafe fn get_string(
+    info: MPI_Info,
+    key: *const c_char,
+    buflen: *mut c_int,
+    value: *mut c_char,
+    flag: *mut c_int,
+) -> MpiResult {
     let key = unsafe { in_str(key, "key") }?;
     let buflen = unsafe { out(buflen, "buflen") }?;
     let flag = unsafe { out(flag, "flag") }?;
     if *buflen < 0 {
-        return Err(MpiError::new(MPI_ERR_ARG, format!("buflen is negative ({})", *buflen)));
+        return Err(MpiError::new(
+            MPI_ERR_ARG,
+            format!("buflen is negative ({})", *buflen),
+        ));
     }
     let rt = runtime::lock();
     match lookup(&rt, info)?.get(&key)? {
@@ -114,7 +141,12 @@ pub unsafe fn get_string(info: MPI_Info, key: *const c_char, buflen: *mut c_int,
     Ok(())
 }
 
-pub unsafe fn get_valuelen(info: MPI_Info, key: *const c_char, valuelen: *mut c_int, flag: *mut c_int) -> MpiResult {
+pub unsafe fn get_valuelen(
+    info: MPI_Info,
+    key: *const c_char,
+    valuelen: *mut c_int,
+    flag: *mut c_int,
+) -> MpiResult {
     let key = unsafe { in_str(key, "key") }?;
     let valuelen = unsafe { out(valuelen, "valuelen") }?;
     let flag = unsafe { out(flag, "flag") }?;
@@ -155,7 +187,10 @@ pub unsafe fn free(info: *mut MPI_Info) -> MpiResult {
     if *info == MPI_INFO_ENV {
         return Err(MpiError::new(MPI_ERR_INFO, "MPI_INFO_ENV cannot be freed"));
     }
-    runtime::lock().infos.remove(*info).ok_or_else(|| invalid(*info))?;
+    runtime::lock()
+        .infos
+        .remove(*info)
+        .ok_or_else(|| invalid(*info))?;
     *info = MPI_INFO_NULL;
     Ok(())
 }

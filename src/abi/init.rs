@@ -26,7 +26,10 @@ pub unsafe fn init_thread(
 ) -> MpiResult {
     let provided = unsafe { out(provided, "provided") }?;
     if !(MPI_THREAD_SINGLE..=MPI_THREAD_MULTIPLE).contains(&required) {
-        return Err(MpiError::new(MPI_ERR_ARG, format!("required thread level {required} is not an MPI_THREAD_* value")));
+        return Err(MpiError::new(
+            MPI_ERR_ARG,
+            format!("required thread level {required} is not an MPI_THREAD_* value"),
+        ));
     }
     *provided = init_world(required)?;
     Ok(())
@@ -35,17 +38,20 @@ pub unsafe fn init_thread(
 fn init_world(required: c_int) -> MpiResult<c_int> {
     let mut rt = runtime::lock();
     match rt.world {
-        WorldModel::Initialized => return Err(MpiError::new(MPI_ERR_OTHER, "MPI_Init called twice")),
-        WorldModel::Finalized => {
-            return Err(MpiError::new(
-                MPI_ERR_OTHER,
-                "the world model cannot be initialized again after MPI_Finalize (use MPI_Session_init)",
-            ))
+        WorldModel::Initialized => {
+            return Err(MpiError::new(MPI_ERR_OTHER, "MPI_Init called twice"))
         }
+        WorldModel::Finalized => return Err(MpiError::new(
+            MPI_ERR_OTHER,
+            "the world model cannot be initialized again after MPI_Finalize (use MPI_Session_init)",
+        )),
         WorldModel::NotInitialized => {}
     }
     let epoch = rt.acquire_instance()?;
-    if let Err(e) = rt.create_world_comms(epoch) {
+    if let Err(e) = rt
+        .make_cards_visible()
+        .and_then(|_| rt.create_world_comms(epoch))
+    {
         rt.release_instance();
         return Err(e);
     }
@@ -60,7 +66,10 @@ fn init_world(required: c_int) -> MpiResult<c_int> {
 pub unsafe fn finalize() -> MpiResult {
     let mut rt = runtime::lock();
     if rt.world != WorldModel::Initialized {
-        return Err(MpiError::new(MPI_ERR_OTHER, "MPI_Finalize called without MPI_Init"));
+        return Err(MpiError::new(
+            MPI_ERR_OTHER,
+            "MPI_Finalize called without MPI_Init",
+        ));
     }
     rt.drop_world_comms();
     rt.world = WorldModel::Finalized;
@@ -83,7 +92,11 @@ pub unsafe fn finalized(flag: *mut c_int) -> MpiResult {
 pub unsafe fn query_thread(provided: *mut c_int) -> MpiResult {
     let provided = unsafe { out(provided, "provided") }?;
     let rt = runtime::lock();
-    *provided = if rt.world == WorldModel::Initialized { rt.thread_level } else { MPI_THREAD_SINGLE };
+    *provided = if rt.world == WorldModel::Initialized {
+        rt.thread_level
+    } else {
+        MPI_THREAD_SINGLE
+    };
     Ok(())
 }
 
@@ -91,7 +104,10 @@ pub unsafe fn is_thread_main(flag: *mut c_int) -> MpiResult {
     let flag = unsafe { out(flag, "flag") }?;
     let rt = runtime::lock();
     if rt.world != WorldModel::Initialized {
-        return Err(MpiError::new(MPI_ERR_OTHER, "MPI_Is_thread_main needs the world model initialized"));
+        return Err(MpiError::new(
+            MPI_ERR_OTHER,
+            "MPI_Is_thread_main needs the world model initialized",
+        ));
     }
     *flag = (rt.main_thread == Some(std::thread::current().id())) as c_int;
     Ok(())
@@ -107,7 +123,10 @@ pub unsafe fn abort(comm: MPI_Comm, errorcode: c_int) -> MpiResult {
     };
     abort::abort_job(
         errorcode,
-        &format!("oxmpi: {}: MPI_Abort({comm_name}, {errorcode}) called", abort::who()),
+        &format!(
+            "oxmpi: {}: MPI_Abort({comm_name}, {errorcode}) called",
+            abort::who()
+        ),
     )
 }
 
@@ -140,7 +159,14 @@ pub fn library_version() -> String {
 
 pub unsafe fn get_library_version(version: *mut c_char, resultlen: *mut c_int) -> MpiResult {
     let resultlen = unsafe { out(resultlen, "resultlen") }?;
-    let n = unsafe { write_str(version, MPI_MAX_LIBRARY_VERSION_STRING as usize, &library_version(), "version") }?;
+    let n = unsafe {
+        write_str(
+            version,
+            MPI_MAX_LIBRARY_VERSION_STRING as usize,
+            &library_version(),
+            "version",
+        )
+    }?;
     *resultlen = n as c_int;
     Ok(())
 }

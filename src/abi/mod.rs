@@ -2,14 +2,32 @@
 //! include/mpi.h from them), the entry points generated from
 //! `mpi_functions.txt`, and the per-area implementations they call. This
 //! layer converts and checks arguments; MPI semantics live in `core`.
+// The implementation functions here are `unsafe fn`s whose contract is
+// their MPI function's (pointers valid as the standard requires); that is
+// their safety documentation.
+#![allow(clippy::missing_safety_doc)]
+
 pub mod args;
+pub mod attributes;
 pub mod boundary;
 pub mod callbacks;
+pub mod collective;
 pub mod comm;
+pub mod completion;
 pub mod constants;
 pub mod data_symbols;
+pub mod datatype;
+pub mod datatype_arrays;
+pub mod datatype_query;
 pub mod entry_points;
 pub mod errors;
+pub mod group;
 pub mod info;
 pub mod init;
+pub mod op;
+pub mod p2p;
+pub mod pack;
+pub mod reduction;
+pub mod session;
+pub mod status;
 pub mod types;

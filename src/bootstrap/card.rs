@@ -64,10 +64,21 @@ pub fn node_identity() -> String {
         .clone()
         .unwrap_or_else(crate::core::instance::hostname);
     let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
-    let boot: String = boot.trim().chars().filter(|c| c.is_ascii_hexdigit()).take(12).collect();
+    let boot: String = boot
+        .trim()
+        .chars()
+        .filter(|c| c.is_ascii_hexdigit())
+        .take(12)
+        .collect();
     let host: String = host
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     format!("{host}:{boot}")
 }

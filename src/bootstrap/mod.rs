@@ -3,3 +3,4 @@
 //! MPICH's Hydra.
 pub mod card;
 pub mod pmi;
+pub mod process_mapping;

@@ -8,6 +8,7 @@
 use std::os::raw::c_int;
 use std::sync::Arc;
 
+use super::attributes::Attributes;
 use super::error::{MpiError, MpiResult};
 use super::handles::{HandleTable, ObjectKind};
 use super::info::InfoObject;
@@ -29,19 +30,42 @@ pub struct Communicator {
     pub errhandler: MPI_Errhandler,
     pub name: String,
     pub info: InfoObject,
+    /// The remote group of an intercommunicator (`None`: intracommunicator).
+    pub remote: Option<Arc<[ProcessId]>>,
+    /// Cached attributes.
+    pub attributes: Attributes,
 }
 
 impl Communicator {
+    /// The size of the local group.
     pub fn size(&self) -> usize {
         self.members.len()
     }
 
-    /// Checks a destination/source rank (not `MPI_PROC_NULL` or wildcards).
+    pub fn is_inter(&self) -> bool {
+        self.remote.is_some()
+    }
+
+    /// The processes point-to-point ranks name: the remote group of an
+    /// intercommunicator, the group itself otherwise.
+    pub fn peers(&self) -> &Arc<[ProcessId]> {
+        self.remote.as_ref().unwrap_or(&self.members)
+    }
+
+    /// The process behind a destination/source rank (checked).
+    pub fn peer(&self, rank: c_int) -> MpiResult<ProcessId> {
+        self.check_rank(rank)?;
+        Ok(self.peers()[rank as usize])
+    }
+
+    /// Checks a destination/source rank (not `MPI_PROC_NULL` or wildcards)
+    /// against the group point-to-point ranks name.
     pub fn check_rank(&self, rank: c_int) -> MpiResult {
-        if rank < 0 || rank as usize >= self.size() {
+        let n = self.peers().len();
+        if rank < 0 || rank as usize >= n {
             return Err(MpiError::new(
                 MPI_ERR_RANK,
-                format!("rank {rank} is not in this communicator (size {})", self.size()),
+                format!("rank {rank} is not in this communicator (size {n})"),
             ));
         }
         Ok(())
@@ -57,24 +81,35 @@ pub struct Comms {
 
 fn invalid(h: MPI_Comm) -> MpiError {
     match h {
-        MPI_COMM_NULL => MpiError::new(MPI_ERR_COMM, "MPI_COMM_NULL is not a valid communicator here"),
+        MPI_COMM_NULL => MpiError::new(
+            MPI_ERR_COMM,
+            "MPI_COMM_NULL is not a valid communicator here",
+        ),
         MPI_COMM_WORLD | MPI_COMM_SELF => MpiError::new(
             MPI_ERR_COMM,
             format!(
                 "{} used outside the world model (call MPI_Init first, not after MPI_Finalize)",
-                if h == MPI_COMM_WORLD { "MPI_COMM_WORLD" } else { "MPI_COMM_SELF" }
+                if h == MPI_COMM_WORLD {
+                    "MPI_COMM_WORLD"
+                } else {
+                    "MPI_COMM_SELF"
+                }
             ),
         ),
         _ => MpiError::new(
             MPI_ERR_COMM,
-            format!("handle {:#010x} is not a valid (or a freed) communicator", h as u32),
+            format!(
+                "handle {:#010x} is not a valid (or a freed) communicator",
+                h as u32
+            ),
         ),
     }
 }
 
 impl Comms {
     fn table(&mut self) -> &mut HandleTable<Communicator> {
-        self.user.get_or_insert_with(|| HandleTable::new(ObjectKind::Comm))
+        self.user
+            .get_or_insert_with(|| HandleTable::new(ObjectKind::Comm))
     }
 
     pub fn get(&self, h: MPI_Comm) -> MpiResult<&Communicator> {
@@ -101,9 +136,19 @@ impl Comms {
 
     pub fn remove(&mut self, h: MPI_Comm) -> MpiResult<Communicator> {
         if h == MPI_COMM_WORLD || h == MPI_COMM_SELF {
-            return Err(MpiError::new(MPI_ERR_COMM, "a predefined communicator cannot be freed"));
+            return Err(MpiError::new(
+                MPI_ERR_COMM,
+                "a predefined communicator cannot be freed",
+            ));
         }
         self.table().remove(h).ok_or_else(|| invalid(h))
+    }
+
+    /// The handles of the live user communicators.
+    pub fn user_handles(&self) -> Vec<MPI_Comm> {
+        self.user
+            .as_ref()
+            .map_or(Vec::new(), |t| t.iter().map(|(h, _)| h).collect())
     }
 
     /// Live user communicators (for leak checks at the end of an epoch).

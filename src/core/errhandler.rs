@@ -96,7 +96,10 @@ fn invalid(h: MPI_Errhandler) -> MpiError {
     if h == MPI_ERRHANDLER_NULL {
         MpiError::new(MPI_ERR_ARG, "MPI_ERRHANDLER_NULL is not an error handler")
     } else {
-        MpiError::new(MPI_ERR_ARG, format!("invalid error handler handle {:#x}", h as u32))
+        MpiError::new(
+            MPI_ERR_ARG,
+            format!("invalid error handler handle {:#x}", h as u32),
+        )
     }
 }
 

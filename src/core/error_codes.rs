@@ -50,7 +50,11 @@ pub fn record(call: &str, error: &MpiError) -> c_int {
     let index = reg.next_ring_index;
     reg.next_ring_index = if index >= RING_LAST { 1 } else { index + 1 };
     let code = (error.class & CLASS_MASK) | (index << CLASS_BITS);
-    let text = format!("{call}: {} ({})", error.detail, class_label(&reg, error.class));
+    let text = format!(
+        "{call}: {} ({})",
+        error.detail,
+        class_label(&reg, error.class)
+    );
     reg.ring[index as usize % RING_SIZE] = Some((code, text));
     code
 }
@@ -58,7 +62,11 @@ pub fn record(call: &str, error: &MpiError) -> c_int {
 /// `MPI_ERR_RANK`, or a user class's string (or number).
 fn class_label(reg: &Registry, class: c_int) -> String {
     if class >= FIRST_USER_CLASS {
-        return reg.strings.get(&class).cloned().unwrap_or_else(|| format!("error class {class}"));
+        return reg
+            .strings
+            .get(&class)
+            .cloned()
+            .unwrap_or_else(|| format!("error class {class}"));
     }
     super::error::class_name(class).to_string()
 }
@@ -67,18 +75,23 @@ fn class_text_or_user(reg: &Registry, class: c_int) -> String {
     if let Some(s) = reg.strings.get(&class) {
         return s.clone();
     }
-    format!("{} ({})", class_text(class), super::error::class_name(class))
+    format!(
+        "{} ({})",
+        class_text(class),
+        super::error::class_name(class)
+    )
 }
 
 /// The class of a code, or None when the code is not valid.
 pub fn class_of(code: c_int) -> Option<c_int> {
-    if code < 0 || code > MPI_ERR_LASTCODE {
+    if !(0..=MPI_ERR_LASTCODE).contains(&code) {
         return None;
     }
     let class = code & CLASS_MASK;
     let index = code >> CLASS_BITS;
     let reg = registry();
-    let class_ok = is_predefined_class(class) || (class >= FIRST_USER_CLASS && class < FIRST_USER_CLASS + reg.user_classes);
+    let class_ok = is_predefined_class(class)
+        || (class >= FIRST_USER_CLASS && class < FIRST_USER_CLASS + reg.user_classes);
     let index_ok = index <= RING_LAST || reg.user_codes.contains(&code);
     (class_ok && index_ok).then_some(class)
 }
@@ -92,7 +105,7 @@ pub fn string_of(code: c_int) -> Option<String> {
         return Some(s.clone());
     }
     let index = code >> CLASS_BITS;
-    if index >= 1 && index <= RING_LAST {
+    if (1..=RING_LAST).contains(&index) {
         if let Some((c, text)) = &reg.ring[index as usize % RING_SIZE] {
             if *c == code {
                 return Some(text.clone());
@@ -109,7 +122,10 @@ pub fn string_of(code: c_int) -> Option<String> {
 pub fn add_class() -> Result<c_int, MpiError> {
     let mut reg = registry();
     if FIRST_USER_CLASS + reg.user_classes > CLASS_MASK {
-        return Err(MpiError::new(MPI_ERR_OTHER, "no more error classes can be added"));
+        return Err(MpiError::new(
+            MPI_ERR_OTHER,
+            "no more error classes can be added",
+        ));
     }
     let class = FIRST_USER_CLASS + reg.user_classes;
     reg.user_classes += 1;
@@ -119,13 +135,20 @@ pub fn add_class() -> Result<c_int, MpiError> {
 /// `MPI_Add_error_code`.
 pub fn add_code(class: c_int) -> Result<c_int, MpiError> {
     let mut reg = registry();
-    let valid = is_predefined_class(class) || (class >= FIRST_USER_CLASS && class < FIRST_USER_CLASS + reg.user_classes);
+    let valid = is_predefined_class(class)
+        || (class >= FIRST_USER_CLASS && class < FIRST_USER_CLASS + reg.user_classes);
     if !valid {
-        return Err(MpiError::new(MPI_ERR_ARG, format!("{class} is not a valid error class")));
+        return Err(MpiError::new(
+            MPI_ERR_ARG,
+            format!("{class} is not a valid error class"),
+        ));
     }
     let index = RING_LAST + 1 + reg.user_codes.len() as c_int;
     if index >= 1 << (31 - CLASS_BITS - 1) {
-        return Err(MpiError::new(MPI_ERR_OTHER, "no more error codes can be added"));
+        return Err(MpiError::new(
+            MPI_ERR_OTHER,
+            "no more error codes can be added",
+        ));
     }
     let code = class | (index << CLASS_BITS);
     reg.user_codes.push(code);
@@ -153,7 +176,13 @@ pub fn add_string(code: c_int, text: String) -> Result<(), MpiError> {
 pub fn last_used_code() -> c_int {
     let reg = registry();
     let last_class = FIRST_USER_CLASS + reg.user_classes - 1;
-    reg.user_codes.iter().copied().max().unwrap_or(0).max(last_class).max(MPICH_ERR_LAST_MPIX)
+    reg.user_codes
+        .iter()
+        .copied()
+        .max()
+        .unwrap_or(0)
+        .max(last_class)
+        .max(MPICH_ERR_LAST_MPIX)
 }
 
 #[cfg(test)]
@@ -162,11 +191,17 @@ mod tests {
 
     #[test]
     fn recorded_code_keeps_class_and_message() {
-        let code = record("MPI_Send", &MpiError::new(MPI_ERR_RANK, "rank 7 is not in 0..4"));
+        let code = record(
+            "MPI_Send",
+            &MpiError::new(MPI_ERR_RANK, "rank 7 is not in 0..4"),
+        );
         assert_ne!(code, MPI_ERR_RANK);
         assert_eq!(class_of(code), Some(MPI_ERR_RANK));
         let text = string_of(code).unwrap();
-        assert!(text.contains("MPI_Send") && text.contains("rank 7"), "{text}");
+        assert!(
+            text.contains("MPI_Send") && text.contains("rank 7"),
+            "{text}"
+        );
         assert_eq!(class_of(MPI_ERR_COMM), Some(MPI_ERR_COMM));
         assert!(code <= MPI_ERR_LASTCODE);
     }
@@ -192,6 +227,9 @@ mod tests {
             record("MPI_Recv", &MpiError::new(MPI_ERR_COUNT, "x"));
         }
         let text = string_of(first).unwrap();
-        assert!(text.contains("MPI_ERR_TAG") && !text.contains("bad tag"), "{text}");
+        assert!(
+            text.contains("MPI_ERR_TAG") && !text.contains("bad tag"),
+            "{text}"
+        );
     }
 }

@@ -124,7 +124,11 @@ mod tests {
         let h = t.insert("a");
         assert_eq!(h as u32, 0x9c00_0000);
         assert_eq!(t.get(h), Some(&"a"));
-        assert_eq!(t.get(0x8400_0000u32 as c_int), None, "a comm handle is not an info");
+        assert_eq!(
+            t.get(0x8400_0000u32 as c_int),
+            None,
+            "a comm handle is not an info"
+        );
         assert_eq!(t.get(0x5c00_0001), None, "builtins are not in the table");
         assert_eq!(object_kind_bits(h), ObjectKind::Info as u32);
     }

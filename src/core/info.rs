@@ -15,7 +15,10 @@ fn check_key(key: &str) -> MpiResult {
     if key.is_empty() || key.len() > MPI_MAX_INFO_KEY as usize {
         return Err(MpiError::new(
             MPI_ERR_INFO_KEY,
-            format!("info key of {} bytes (allowed: 1 to {MPI_MAX_INFO_KEY})", key.len()),
+            format!(
+                "info key of {} bytes (allowed: 1 to {MPI_MAX_INFO_KEY})",
+                key.len()
+            ),
         ));
     }
     Ok(())
@@ -26,7 +29,9 @@ impl InfoObject {
         Self::default()
     }
 
-    pub fn from_pairs<K: Into<String>, V: Into<String>>(pairs: impl IntoIterator<Item = (K, V)>) -> Self {
+    pub fn from_pairs<K: Into<String>, V: Into<String>>(
+        pairs: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
         let mut info = InfoObject::new();
         for (k, v) in pairs {
             info.entries.push((k.into(), v.into()));
@@ -39,7 +44,10 @@ impl InfoObject {
         if value.is_empty() || value.len() > MPI_MAX_INFO_VAL as usize {
             return Err(MpiError::new(
                 MPI_ERR_INFO_VALUE,
-                format!("info value of {} bytes (allowed: 1 to {MPI_MAX_INFO_VAL})", value.len()),
+                format!(
+                    "info value of {} bytes (allowed: 1 to {MPI_MAX_INFO_VAL})",
+                    value.len()
+                ),
             ));
         }
         match self.entries.iter_mut().find(|(k, _)| k == key) {
@@ -51,7 +59,11 @@ impl InfoObject {
 
     pub fn get(&self, key: &str) -> MpiResult<Option<&str>> {
         check_key(key)?;
-        Ok(self.entries.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str()))
+        Ok(self
+            .entries
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str()))
     }
 
     pub fn delete(&mut self, key: &str) -> MpiResult {
@@ -59,7 +71,10 @@ impl InfoObject {
         let before = self.entries.len();
         self.entries.retain(|(k, _)| k != key);
         if self.entries.len() == before {
-            return Err(MpiError::new(MPI_ERR_INFO_NOKEY, format!("key '{key}' is not set")));
+            return Err(MpiError::new(
+                MPI_ERR_INFO_NOKEY,
+                format!("key '{key}' is not set"),
+            ));
         }
         Ok(())
     }
@@ -72,7 +87,10 @@ impl InfoObject {
         if n < 0 || n as usize >= self.entries.len() {
             return Err(MpiError::new(
                 MPI_ERR_ARG,
-                format!("key index {n} out of range (the object has {} keys)", self.entries.len()),
+                format!(
+                    "key index {n} out of range (the object has {} keys)",
+                    self.entries.len()
+                ),
             ));
         }
         Ok(&self.entries[n as usize].0)
@@ -106,9 +124,15 @@ mod tests {
     fn key_and_value_limits() {
         let mut info = InfoObject::new();
         let long_key = "k".repeat(MPI_MAX_INFO_KEY as usize + 1);
-        assert_eq!(info.set(&long_key, "v").unwrap_err().class, MPI_ERR_INFO_KEY);
+        assert_eq!(
+            info.set(&long_key, "v").unwrap_err().class,
+            MPI_ERR_INFO_KEY
+        );
         assert_eq!(info.set("", "v").unwrap_err().class, MPI_ERR_INFO_KEY);
         let long_val = "v".repeat(MPI_MAX_INFO_VAL as usize + 1);
-        assert_eq!(info.set("k", &long_val).unwrap_err().class, MPI_ERR_INFO_VALUE);
+        assert_eq!(
+            info.set("k", &long_val).unwrap_err().class,
+            MPI_ERR_INFO_VALUE
+        );
     }
 }

@@ -8,8 +8,10 @@
 //! the finalize that ends it (unless `MPIR_CVAR_FINALIZE_ATEXIT` defers the
 //! transports' teardown to exit).
 use super::error::{MpiError, MpiResult};
+use super::pset::ProcessSets;
 use crate::abi::constants::*;
 use crate::bootstrap::pmi::client::{JobPlacement, PmiClient};
+use crate::bootstrap::process_mapping;
 use crate::transport::endpoints::Endpoints;
 
 /// What this process is in its job.
@@ -28,12 +30,14 @@ pub struct Process {
     /// Whether the launcher is oxmpi's mpiexec, whose PMI puts are visible
     /// at once (Hydra 4.0.2 shows them only after a PMI barrier).
     pub puts_visible_at_once: bool,
+    /// The process sets sessions offer.
+    pub psets: ProcessSets,
 }
 
 impl Process {
     /// Connects to the launcher, or becomes a singleton when there is none.
     pub fn bootstrap() -> MpiResult<Process> {
-        let pmi = PmiClient::from_env()
+        let mut pmi = PmiClient::from_env()
             .map_err(|e| MpiError::new(MPI_ERR_OTHER, format!("cannot reach the launcher: {e}")))?;
         let placement = match &pmi {
             Some(client) => client.placement.clone(),
@@ -47,24 +51,55 @@ impl Process {
             },
         };
         super::abort::set_rank(placement.rank);
+        super::attributes::set_job_values(placement.universe_size, placement.appnum);
         register_exit_handler();
-        let env_u32 = |name: &str| std::env::var(name).ok().and_then(|v| v.trim().parse::<u32>().ok());
+        let env_u32 = |name: &str| {
+            std::env::var(name)
+                .ok()
+                .and_then(|v| v.trim().parse::<u32>().ok())
+        };
         let oxmpi_job = std::env::var("OXMPI_JOBID").ok();
         let job_id: String = oxmpi_job
             .clone()
             .unwrap_or_else(|| placement.kvsname.clone())
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .take(80)
             .collect();
         let local_index = env_u32("MPI_LOCALRANKID").unwrap_or(placement.rank);
-        let local_count = env_u32("MPI_LOCALNRANKS").unwrap_or(placement.size).max(local_index + 1);
+        let local_count = env_u32("MPI_LOCALNRANKS")
+            .unwrap_or(placement.size)
+            .max(local_index + 1);
         if crate::config::get().shm_single_copy {
             if let Err(e) = crate::transport::shm::single_copy::allow_peers_to_read() {
                 log::debug!("single copy between processes unavailable: {e}");
             }
         }
+        let shared = match pmi.as_mut() {
+            Some(client) => client
+                .get("PMI_process_mapping")
+                .ok()
+                .flatten()
+                .and_then(|v| process_mapping::parse(&v))
+                .and_then(|t| {
+                    process_mapping::ranks_sharing_node(&t, placement.size, placement.rank)
+                }),
+            None => Some(vec![placement.rank]),
+        };
+        let psets = ProcessSets::new(
+            placement.rank,
+            placement.size,
+            shared,
+            std::env::var("OXMPI_PSETS").ok().as_deref(),
+        );
         Ok(Process {
+            psets,
             pmi,
             placement,
             hostname: hostname(),

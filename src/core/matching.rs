@@ -95,7 +95,10 @@ impl<R: PartialEq + Copy, M> Matcher<R, M> {
     /// Removes and returns the oldest unexpected message `pattern` accepts
     /// (`MPI_Mprobe`, or a receive that must not be queued).
     pub fn take_unexpected(&mut self, pattern: &Pattern) -> Option<(Envelope, M)> {
-        let i = self.unexpected.iter().position(|(e, _)| pattern.accepts(e))?;
+        let i = self
+            .unexpected
+            .iter()
+            .position(|(e, _)| pattern.accepts(e))?;
         self.unexpected.remove(i)
     }
 
@@ -117,7 +120,10 @@ impl<R: PartialEq + Copy, M> Matcher<R, M> {
 
     /// Finds an unexpected message by a predicate and lets the caller
     /// change it in place (a rendezvous request that gets its data).
-    pub fn unexpected_mut(&mut self, mut f: impl FnMut(&Envelope, &M) -> bool) -> Option<&mut (Envelope, M)> {
+    pub fn unexpected_mut(
+        &mut self,
+        mut f: impl FnMut(&Envelope, &M) -> bool,
+    ) -> Option<&mut (Envelope, M)> {
         self.unexpected.iter_mut().find(|(e, m)| f(e, m))
     }
 
@@ -144,10 +150,18 @@ mod tests {
     use super::*;
 
     fn env(cid: u64, source: i32, tag: i32) -> Envelope {
-        Envelope { context_id: cid, source, tag }
+        Envelope {
+            context_id: cid,
+            source,
+            tag,
+        }
     }
     fn pat(cid: u64, source: i32, tag: i32) -> Pattern {
-        Pattern { context_id: cid, source, tag }
+        Pattern {
+            context_id: cid,
+            source,
+            tag,
+        }
     }
 
     #[test]
@@ -179,8 +193,14 @@ mod tests {
         let mut m: Matcher<u32, ()> = Matcher::default();
         assert!(m.arrive(env(1, 0, 3), ()).is_none());
         assert!(m.arrive(env(2, 0, -10), ()).is_none());
-        assert!(m.post(pat(2, 0, 3), 1).is_none(), "other communicator's message");
-        assert!(m.post(pat(2, 0, ANY), 2).is_none(), "ANY_TAG never takes an internal tag");
+        assert!(
+            m.post(pat(2, 0, 3), 1).is_none(),
+            "other communicator's message"
+        );
+        assert!(
+            m.post(pat(2, 0, ANY), 2).is_none(),
+            "ANY_TAG never takes an internal tag"
+        );
         assert!(m.peek(&pat(2, 0, -10)).is_some());
         assert!(m.peek(&pat(1, ANY, ANY)).is_some());
     }

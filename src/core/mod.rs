@@ -2,11 +2,23 @@
 //! error handlers, error codes, info objects. No C types beyond handles; the
 //! abi layer converts arguments before calling in here.
 pub mod abort;
+pub mod attributes;
+pub mod collective;
 pub mod comm;
+pub mod comm_constructors;
+pub mod datatype;
 pub mod errhandler;
 pub mod error;
 pub mod error_codes;
+pub mod group;
 pub mod handles;
 pub mod info;
 pub mod instance;
+pub mod intercomm;
+pub mod matching;
+pub mod op;
+pub mod p2p;
+pub mod progress;
+pub mod pset;
 pub mod runtime;
+pub mod session;

@@ -2,22 +2,27 @@
 //! one lock. One lock gives `MPI_THREAD_MULTIPLE` honestly; it is split only
 //! where a benchmark shows it matters. Error handlers and user callbacks are
 //! never called with the lock held.
+use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 use std::thread::ThreadId;
 
 use once_cell::sync::Lazy;
 
-use super::comm::{Communicator, Comms};
+use super::attributes::Keyvals;
+use super::comm::{Comms, Communicator};
 use super::errhandler::Errhandlers;
 use super::error::{MpiError, MpiResult};
+use super::group::Group;
 use super::handles::{HandleTable, ObjectKind};
 use super::info::InfoObject;
 use super::instance::{Instance, Process};
 use super::p2p::engine::Engine;
+use super::session::Session;
 use crate::abi::constants::*;
 use crate::bootstrap::card::{card_key, Card};
 use crate::transport::endpoints::Endpoints;
 use crate::transport::shm::inbox::{inbox_name, ShmTransport};
+use crate::transport::ProcessId;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WorldModel {
@@ -42,6 +47,15 @@ pub struct Runtime {
     pub p2p: Engine,
     /// The lowest context number this process has not used in this epoch.
     pub next_context_number: u64,
+    pub sessions: HandleTable<Session>,
+    pub groups: HandleTable<Group>,
+    /// How often each (string tag, members) pair made a communicator in
+    /// this epoch (`MPI_Comm_create_from_group`).
+    pub creation_counts: HashMap<(String, Vec<ProcessId>), u64>,
+    pub keyvals: Keyvals,
+    /// With `MPIR_CVAR_FINALIZE_ATEXIT`, the transports of the last epoch,
+    /// kept for the next one (and torn down at exit).
+    retained_endpoints: Option<Endpoints>,
 }
 
 /// Context ids: the epoch in the high bits, so ids never repeat across
@@ -76,6 +90,11 @@ static RUNTIME: Lazy<Mutex<Runtime>> = Lazy::new(|| {
         errhandlers: Errhandlers::default(),
         p2p: Engine::default(),
         next_context_number: FIRST_DYNAMIC_CONTEXT,
+        sessions: HandleTable::new(ObjectKind::Session),
+        groups: HandleTable::new(ObjectKind::Group),
+        creation_counts: HashMap::new(),
+        keyvals: Keyvals::default(),
+        retained_endpoints: None,
     })
 });
 
@@ -102,6 +121,7 @@ impl Runtime {
             self.drop_world_comms();
             self.instance = None;
         }
+        self.retained_endpoints = None;
         if let Some(pmi) = self.process.as_mut().and_then(|p| p.pmi.as_mut()) {
             if let Err(e) = pmi.finalize() {
                 log::debug!("PMI finalize at exit: {e}");
@@ -120,6 +140,7 @@ impl Runtime {
             let endpoints = self.open_endpoints(epoch)?;
             self.epochs_started = epoch;
             self.next_context_number = FIRST_DYNAMIC_CONTEXT;
+            self.creation_counts.clear();
             log::debug!("epoch {epoch} begins");
             self.instance = Some(Instance {
                 epoch,
@@ -142,10 +163,24 @@ impl Runtime {
         let Some(pmi) = process.pmi.as_mut() else {
             return Ok(Endpoints::new(me, epoch));
         };
-        let name = inbox_name(&process.job_id, epoch, me);
-        let local_index = process.local_index as usize;
-        let shm = ShmTransport::create(&name, me, local_index, process.local_count as usize)
-            .map_err(|e| MpiError::new(MPI_ERR_OTHER, format!("shared memory: {e}")))?;
+        let (endpoints, name) = match self.retained_endpoints.take() {
+            Some(mut endpoints) => {
+                endpoints.renew(epoch);
+                let name = endpoints.inbox_name().unwrap_or_default();
+                (endpoints, name)
+            }
+            None => {
+                let name = inbox_name(&process.job_id, epoch, me);
+                let local_index = process.local_index as usize;
+                let shm =
+                    ShmTransport::create(&name, me, local_index, process.local_count as usize)
+                        .map_err(|e| MpiError::new(MPI_ERR_OTHER, format!("shared memory: {e}")))?;
+                (
+                    Endpoints::with_shm(me, epoch, process.node.clone(), shm),
+                    name,
+                )
+            }
+        };
         let card = Card {
             node: process.node.clone(),
             pid: std::process::id(),
@@ -154,14 +189,21 @@ impl Runtime {
             shm_segment: name,
         };
         pmi.put(&card_key(epoch, me), &card.to_string())
-            .map_err(|e| MpiError::new(MPI_ERR_OTHER, format!("publishing this process's card: {e}")))?;
-        Ok(Endpoints::with_shm(me, epoch, process.node.clone(), shm))
+            .map_err(|e| {
+                MpiError::new(
+                    MPI_ERR_OTHER,
+                    format!("publishing this process's card: {e}"),
+                )
+            })?;
+        Ok(endpoints)
     }
 
     /// A PMI barrier when the launcher shows puts only after one (Hydra):
     /// the world model's MPI_Init is collective, so it may wait there.
     pub fn make_cards_visible(&mut self) -> MpiResult {
-        let Some(process) = self.process.as_mut() else { return Ok(()) };
+        let Some(process) = self.process.as_mut() else {
+            return Ok(());
+        };
         if process.puts_visible_at_once {
             return Ok(());
         }
@@ -179,13 +221,56 @@ impl Runtime {
         };
         instance.users -= 1;
         if instance.users == 0 {
+            // Eager messages complete at the sender when buffered: deliver
+            // what still waits before the epoch's transports go.
+            self.drain_outgoing();
+            let Some(instance) = self.instance.take() else {
+                return;
+            };
             let epoch = instance.epoch;
             log::debug!("epoch {epoch} ends");
-            self.instance = None;
+            if crate::config::get().finalize_atexit {
+                self.retained_endpoints = Some(instance.endpoints);
+            }
+            let stale: Vec<_> = self
+                .comms
+                .user_handles()
+                .into_iter()
+                .filter(|&h| self.comms.get(h).is_ok_and(|c| c.epoch == epoch))
+                .collect();
+            if !stale.is_empty() {
+                log::debug!(
+                    "{} communicator(s) of epoch {epoch} were not freed; they are gone",
+                    stale.len()
+                );
+            }
+            for h in stale {
+                if let Ok(c) = self.comms.remove(h) {
+                    let _ = self.errhandlers.release(c.errhandler);
+                }
+            }
             let dropped = self.p2p.end_epoch(epoch);
             if dropped > 0 {
                 log::warn!("{dropped} unreceived messages of epoch {epoch} dropped at its end");
             }
+        }
+    }
+
+    /// Makes progress until no frame waits to leave (bounded: a peer that
+    /// never takes them, a program error, is reported after a minute).
+    fn drain_outgoing(&mut self) {
+        let start = std::time::Instant::now();
+        let mut warned = false;
+        while self.p2p.has_outgoing() {
+            self.progress();
+            if !warned && start.elapsed() > std::time::Duration::from_secs(60) {
+                log::warn!("messages still wait to be delivered at the end of the epoch");
+                warned = true;
+            }
+            if start.elapsed() > std::time::Duration::from_secs(600) {
+                break;
+            }
+            std::thread::yield_now();
         }
     }
 
@@ -228,7 +313,10 @@ impl Runtime {
     pub fn engine_and_endpoints(&mut self) -> MpiResult<(&mut Engine, &mut Endpoints)> {
         match &mut self.instance {
             Some(instance) => Ok((&mut self.p2p, &mut instance.endpoints)),
-            None => Err(MpiError::new(MPI_ERR_OTHER, "MPI is not initialized (no session or world model is open)")),
+            None => Err(MpiError::new(
+                MPI_ERR_OTHER,
+                "MPI is not initialized (no session or world model is open)",
+            )),
         }
     }
 
@@ -247,6 +335,8 @@ impl Runtime {
             errhandler: MPI_ERRORS_ARE_FATAL,
             name: "MPI_COMM_WORLD".into(),
             info: InfoObject::new(),
+            remote: None,
+            attributes: Default::default(),
         };
         let self_comm = Communicator {
             members: vec![placement.rank].into(),
@@ -256,6 +346,8 @@ impl Runtime {
             errhandler: MPI_ERRORS_ARE_FATAL,
             name: "MPI_COMM_SELF".into(),
             info: InfoObject::new(),
+            remote: None,
+            attributes: Default::default(),
         };
         self.comms.world = Some(world);
         self.comms.self_comm = Some(self_comm);
@@ -264,7 +356,10 @@ impl Runtime {
 
     /// Removes MPI_COMM_WORLD and MPI_COMM_SELF, releasing their handlers.
     pub fn drop_world_comms(&mut self) {
-        for comm in [self.comms.world.take(), self.comms.self_comm.take()].into_iter().flatten() {
+        for comm in [self.comms.world.take(), self.comms.self_comm.take()]
+            .into_iter()
+            .flatten()
+        {
             let _ = self.errhandlers.release(comm.errhandler);
         }
     }

@@ -26,7 +26,10 @@ pub enum SendOutcome {
 enum Route {
     Shm,
     /// Card not found yet; look again at `next_try`.
-    Unknown { next_try: Instant, delay: Duration },
+    Unknown {
+        next_try: Instant,
+        delay: Duration,
+    },
     Unreachable(String),
 }
 
@@ -84,7 +87,12 @@ impl Endpoints {
         }
     }
 
-    pub fn try_send(&mut self, dest: ProcessId, len: usize, fill: &mut dyn FnMut(&mut [u8])) -> SendOutcome {
+    pub fn try_send(
+        &mut self,
+        dest: ProcessId,
+        len: usize,
+        fill: &mut dyn FnMut(&mut [u8]),
+    ) -> SendOutcome {
         if dest == self.me {
             return match self.loopback.try_send(dest, len, fill) {
                 true => SendOutcome::Sent,
@@ -103,6 +111,20 @@ impl Endpoints {
             Route::Unknown { .. } => SendOutcome::NotNow,
             Route::Unreachable(why) => SendOutcome::Unreachable(why.clone()),
         }
+    }
+
+    /// Reuses these transports for a new epoch (`MPIR_CVAR_FINALIZE_ATEXIT`):
+    /// the inbox and the mappings stay, but every peer is found again
+    /// through its card for the new epoch, so no frame goes to a peer
+    /// before it has entered the epoch.
+    pub fn renew(&mut self, epoch: u64) {
+        self.epoch = epoch;
+        self.routes.clear();
+    }
+
+    /// The name of this process's inbox, if it has one.
+    pub fn inbox_name(&self) -> Option<String> {
+        self.shm.as_ref().map(|s| s.inbox_name().to_string())
     }
 
     /// Peers whose card should be looked up now.
@@ -135,6 +157,11 @@ impl Endpoints {
             },
             Some(card) if card.node == self.node && self.shm.is_some() => {
                 let shm = self.shm.as_mut().expect("checked");
+                if shm.is_connected_to(peer, &card.shm_segment) {
+                    // The peer kept its inbox across epochs (FINALIZE_ATEXIT).
+                    self.routes.insert(peer, Route::Shm);
+                    return;
+                }
                 match shm.connect(peer, &card.shm_segment) {
                     Ok(()) => {
                         log::debug!("epoch {}: process {peer} reached through shm", self.epoch);

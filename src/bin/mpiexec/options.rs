@@ -82,6 +82,10 @@ options:
   -wdir DIR          working directory of the ranks
   -timeout SECONDS   kill the job after SECONDS (0: no limit); overrides
                      the MPIEXEC_TIMEOUT environment variable
+  -pset NAME=RANKS   a process set for MPI sessions, e.g. -pset app://even=0,2,4
+                     (ranks: a comma-separated list of ranks and ranges a-b)
+  -initial-errhandler mpi_errors_are_fatal|mpi_errors_return|mpi_errors_abort
+                     the error handler for errors outside any MPI object
   -h, --help         print this help
   --version          print the version
 Options after the program name are the program's. Long options may also be
@@ -109,6 +113,7 @@ exit status:
 pub fn parse(args: &[OsString], env_timeout: Option<&OsStr>) -> Result<Invocation, UsageError> {
     let mut nprocs = None;
     let mut env = Vec::new();
+    let mut psets: Vec<String> = Vec::new();
     let mut inherit = EnvInheritance::All;
     let mut wdir = None;
     let mut timeout_arg = None;
@@ -164,12 +169,44 @@ pub fn parse(args: &[OsString], env_timeout: Option<&OsStr>) -> Result<Invocatio
                 let value = option_value(&mut rest, &text)?;
                 timeout_arg = Some(parse_seconds(&text, value)?);
             }
+            "pset" => {
+                // Process sets for MPI sessions, passed to the ranks as
+                // OXMPI_PSETS ("name=ranks;name=ranks").
+                let def = option_value(&mut rest, &text)?
+                    .to_string_lossy()
+                    .into_owned();
+                let Some((name, ranks)) = def.split_once('=') else {
+                    return Err(usage_error(format!(
+                        "{text} wants NAME=RANKLIST, got '{def}'"
+                    )));
+                };
+                if name.is_empty() || name.contains(';') || ranks.contains(';') || ranks.is_empty()
+                {
+                    return Err(usage_error(format!("{text}: invalid process set '{def}'")));
+                }
+                psets.push(def);
+            }
+            "initial-errhandler" => {
+                let value = option_value(&mut rest, &text)?
+                    .to_string_lossy()
+                    .to_ascii_lowercase();
+                let name = value.trim_start_matches("mpi_errors_");
+                if !matches!(name, "are_fatal" | "fatal" | "return" | "abort") {
+                    return Err(usage_error(format!(
+                        "{text}: '{value}' is not mpi_errors_are_fatal, mpi_errors_return or mpi_errors_abort"
+                    )));
+                }
+                env.push(("OXMPI_INITIAL_ERRHANDLER".into(), name.into()));
+            }
             "h" | "help" => return Ok(Invocation::Help),
             "version" => return Ok(Invocation::Version),
             _ => return Err(usage_error(format!("unknown option {text}"))),
         }
     };
 
+    if !psets.is_empty() {
+        env.push(("OXMPI_PSETS".into(), psets.join(";").into()));
+    }
     let timeout_secs = match (timeout_arg, env_timeout) {
         (Some(secs), _) => secs,
         (None, Some(value)) => parse_seconds("MPIEXEC_TIMEOUT", value)?,

@@ -8,8 +8,8 @@
 use std::fs::File;
 use std::io::{self, Write};
 use std::net::TcpStream;
-use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 use std::os::fd::AsRawFd;
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicI32, Ordering};
 
 use thiserror::Error;
@@ -90,7 +90,12 @@ impl PmiClient {
         Ok(None)
     }
 
-    fn handshake(stream: File, pmi_id: Option<i64>, rank: u32, size: u32) -> Result<PmiClient, PmiError> {
+    fn handshake(
+        stream: File,
+        pmi_id: Option<i64>,
+        rank: u32,
+        size: u32,
+    ) -> Result<PmiClient, PmiError> {
         ABORT_FD.store(stream.as_raw_fd(), Ordering::SeqCst);
         let mut client = PmiClient {
             stream,
@@ -125,7 +130,9 @@ impl PmiClient {
             "response_to_init",
         )?;
         if init.get("rc") != Some("0") {
-            return Err(PmiError::Protocol(format!("server refused PMI 1.1: {init:?}")));
+            return Err(PmiError::Protocol(format!(
+                "server refused PMI 1.1: {init:?}"
+            )));
         }
         let maxes = client.request(PmiMessage::new("get_maxes"), "maxes")?;
         if let Some(v) = maxes.get("vallen_max") {
@@ -166,7 +173,9 @@ impl PmiClient {
     fn expect(&mut self, cmd: &str) -> Result<PmiMessage, PmiError> {
         let msg = self.receive()?;
         if !msg.is(cmd) {
-            return Err(PmiError::Protocol(format!("expected cmd={cmd}, got {msg:?}")));
+            return Err(PmiError::Protocol(format!(
+                "expected cmd={cmd}, got {msg:?}"
+            )));
         }
         Ok(msg)
     }
@@ -196,7 +205,9 @@ impl PmiClient {
     pub fn get(&mut self, key: &str) -> Result<Option<String>, PmiError> {
         let kvsname = self.placement.kvsname.clone();
         let answer = self.request(
-            PmiMessage::new("get").with("kvsname", kvsname).with("key", key),
+            PmiMessage::new("get")
+                .with("kvsname", kvsname)
+                .with("key", key),
             "get_result",
         )?;
         match answer.get("rc") {
@@ -272,6 +283,11 @@ pub fn send_abort(code: i32, message: &str) -> bool {
 
 impl Drop for PmiClient {
     fn drop(&mut self) {
-        let _ = ABORT_FD.compare_exchange(self.stream.as_raw_fd(), -1, Ordering::SeqCst, Ordering::SeqCst);
+        let _ = ABORT_FD.compare_exchange(
+            self.stream.as_raw_fd(),
+            -1,
+            Ordering::SeqCst,
+            Ordering::SeqCst,
+        );
     }
 }

@@ -1,54 +1,35 @@
-//! Collective algorithms over a [`Channel`], on byte buffers.
+//! The blocking collectives oxmpi uses internally (communicator creation,
+//! `MPI_Barrier`), on a [`Channel`] and byte buffers. They run outside the
+//! per-call tag sequence, on the channel's fixed [`COLLECTIVE_TAG`]: they
+//! are blocking and run one at a time per communicator, so a single tag
+//! cannot confuse them, and the sequence tags of the program's collectives
+//! never equal it.
+use super::call::Call;
 use super::channel::{Channel, COLLECTIVE_TAG};
+use super::executor::block;
+use super::layout::Blocks;
 use crate::core::error::MpiResult;
+
+fn internal(ch: &Channel) -> Call {
+    Call::with_tag(ch.clone(), COLLECTIVE_TAG)
+}
 
 /// Dissemination barrier: ceil(log2 p) rounds of zero-byte exchanges.
 pub fn barrier(ch: &Channel) -> MpiResult {
-    let p = ch.size();
-    let mut distance = 1;
-    while distance < p {
-        let to = (ch.rank + distance) % p;
-        let from = (ch.rank + p - distance) % p;
-        ch.exchange(to, &[], from, &mut [])?;
-        distance *= 2;
-    }
-    Ok(())
+    block(super::barrier::barrier(internal(ch)))
 }
 
-/// Every member's `mine` (all of the same length), in rank order:
-/// recursive doubling when p is a power of two, a ring otherwise.
+/// Every member's `mine` (all of the same length), in rank order.
 pub fn allgather(ch: &Channel, mine: &[u8]) -> MpiResult<Vec<u8>> {
-    let p = ch.size();
-    let n = mine.len();
+    let (p, n) = (ch.size(), mine.len());
     let mut all = vec![0u8; n * p];
     all[ch.rank * n..(ch.rank + 1) * n].copy_from_slice(mine);
-    if p.is_power_of_two() {
-        // After round k, each process holds the 2^(k+1) blocks of its
-        // aligned group.
-        let mut width = 1;
-        while width < p {
-            let partner = ch.rank ^ width;
-            let my_start = (ch.rank / width) * width;
-            let their_start = (partner / width) * width;
-            let send = all[my_start * n..(my_start + width) * n].to_vec();
-            let mut recv = vec![0u8; width * n];
-            ch.exchange(partner, &send, partner, &mut recv)?;
-            all[their_start * n..(their_start + width) * n].copy_from_slice(&recv);
-            width *= 2;
-        }
-    } else {
-        let right = (ch.rank + 1) % p;
-        let left = (ch.rank + p - 1) % p;
-        for step in 0..p - 1 {
-            let send_block = (ch.rank + p - step) % p;
-            let recv_block = (ch.rank + p - step - 1) % p;
-            let send = all[send_block * n..(send_block + 1) * n].to_vec();
-            let mut recv = vec![0u8; n];
-            ch.exchange(right, &send, left, &mut recv)?;
-            all[recv_block * n..(recv_block + 1) * n].copy_from_slice(&recv);
-        }
-    }
-    let _ = COLLECTIVE_TAG;
+    let call = internal(ch);
+    block(super::gather::allgather_bytes(
+        &call,
+        &mut all,
+        &Blocks::equal(p, n),
+    ))?;
     Ok(all)
 }
 

@@ -85,7 +85,12 @@ impl Channel {
         let mut statuses = Vec::with_capacity(ids.len());
         for &id in ids {
             let status = block_on(|rt| {
-                let done = rt.p2p.requests.get(id).ok_or_else(|| invalid_request(id))?.complete;
+                let done = rt
+                    .p2p
+                    .requests
+                    .get(id)
+                    .ok_or_else(|| invalid_request(id))?
+                    .complete;
                 if !done {
                     return Ok(None);
                 }

@@ -13,14 +13,32 @@
 //!   copies the data itself (single copy, then FIN) or answers CTS, and the
 //!   sender streams data pieces. Large unexpected messages therefore never
 //!   take memory at the receiver.
+//!
+//! Around those: persistent requests (`start` launches a request's
+//! template again on the same handle), buffered sends (packed into the
+//! attached buffer, see `bsend`), matched probes (the message leaves the
+//! unexpected queue for a `Probed` entry of the request table, so no other
+//! receive can match it), `MPI_Isendrecv` (two internal requests completing
+//! one), generalized requests, and cancellation.
+//!
+//! Cancelling a send works while its first frame (eager data or RTS) still
+//! waits in this process's outbox: the frame is withdrawn and the request
+//! completes as cancelled. Once the frame has left, the send is not
+//! cancelled (there is no protocol to take a message back from a peer);
+//! `MPI_Test_cancelled` then reports false.
 use std::collections::{HashMap, VecDeque};
 use std::os::raw::c_int;
 
+use super::bsend::{AttachedBuffer, OVERHEAD};
 use super::frame::{FrameHeader, FrameKind, FLAG_SYNC, HEADER_LEN};
-use super::request::{receive_status, Matched, Operation, RecvOp, Request, SendOp, SendStage};
-use super::user_buffer::UserBuffer;
+use super::generalized::Generalized;
+use super::request::{
+    cancelled_status, empty_status, proc_null_status, receive_status, Matched, Operation,
+    Persistent, Probed, RecvOp, Request, SendOp, SendStage, Template,
+};
+use super::user_buffer::{byte_type, UserBuffer};
 use crate::abi::constants::*;
-use crate::abi::types::{MPI_Request, MPI_Status};
+use crate::abi::types::{MPI_Message, MPI_Request, MPI_Status};
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::handles::{HandleTable, ObjectKind};
 use crate::core::matching::{Envelope, Matcher, Pattern};
@@ -42,16 +60,28 @@ pub struct Incoming {
 }
 
 pub enum IncomingBody {
-    Eager { data: Vec<u8>, sync_request: Option<u64> },
-    Rendezvous { send_request: u64, single_copy: Option<(u32, u64)> },
+    Eager {
+        data: Vec<u8>,
+        sync_request: Option<u64>,
+    },
+    Rendezvous {
+        send_request: u64,
+        single_copy: Option<(u32, u64)>,
+    },
 }
 
 /// A frame waiting to leave for one peer.
 enum Outgoing {
-    Frame(Vec<u8>),
+    /// `owner`: the send whose first frame this is (it can still be
+    /// cancelled), or `MPI_REQUEST_NULL`. An owner is always a live request.
+    Frame { bytes: Vec<u8>, owner: MPI_Request },
     /// Data pieces of the send request `send`, for the receive request
     /// `recv` at the peer, from byte `offset` on.
-    Stream { send: MPI_Request, recv: u64, offset: usize },
+    Stream {
+        send: MPI_Request,
+        recv: u64,
+        offset: usize,
+    },
 }
 
 pub struct Engine {
@@ -62,6 +92,8 @@ pub struct Engine {
     my_pid: u32,
     /// `process_vm_readv` failed once: do not try it again.
     single_copy_refused: bool,
+    /// The buffer of buffered-mode sends (`MPI_Buffer_attach`).
+    attached: Option<AttachedBuffer>,
 }
 
 impl Default for Engine {
@@ -72,11 +104,13 @@ impl Default for Engine {
             outbox: HashMap::new(),
             my_pid: std::process::id(),
             single_copy_refused: false,
+            attached: None,
         }
     }
 }
 
 /// A send as the abi layer describes it.
+#[derive(Clone)]
 pub struct SendArgs {
     pub buf: UserBuffer,
     pub dest: ProcessId,
@@ -90,9 +124,19 @@ pub struct SendArgs {
 impl Engine {
     /// Starts a send; returns its request.
     pub fn isend(&mut self, ep: &mut Endpoints, args: SendArgs) -> MPI_Request {
+        let id = self.requests.insert(Request::new(Operation::Done));
+        self.launch_send(ep, id, args);
+        id
+    }
+
+    /// Starts a send on the existing request `id` (new, or persistent).
+    fn launch_send(&mut self, ep: &mut Endpoints, id: MPI_Request, args: SendArgs) {
         let len = args.buf.len();
         let dest = args.dest;
-        let eager = len + HEADER_LEN <= ep.max_frame(dest).min(EAGER_LIMIT + HEADER_LEN);
+        // Messages to oneself always go eagerly (copied), so a blocking send
+        // to oneself before the receive is posted never waits (as in MPICH).
+        let eager =
+            dest == ep.me() || len + HEADER_LEN <= ep.max_frame(dest).min(EAGER_LIMIT + HEADER_LEN);
         let stage = if !eager {
             SendStage::AwaitingReceiver
         } else if args.synchronous {
@@ -100,11 +144,17 @@ impl Engine {
         } else {
             SendStage::Queued
         };
-        let id = self.requests.insert(Request::new(Operation::Send(SendOp {
+        let Some(req) = self.requests.get_mut(id) else {
+            return;
+        };
+        req.op = Operation::Send(SendOp {
             buf: args.buf,
             dest,
             stage,
-        })));
+        });
+        req.complete = false;
+        req.error = None;
+        req.status = MPI_Status::default();
         let mut header = FrameHeader {
             kind: FrameKind::Eager,
             flags: if args.synchronous { FLAG_SYNC } else { 0 },
@@ -120,26 +170,33 @@ impl Engine {
         } else {
             header.kind = FrameKind::RequestToSend;
             let offer = match &self.requests.get(id).map(|r| &r.op) {
-                Some(Operation::Send(s)) if crate::config::get().shm_single_copy || dest == ep.me() => {
+                Some(Operation::Send(s))
+                    if crate::config::get().shm_single_copy || dest == ep.me() =>
+                {
                     s.buf.contiguous_block()
                 }
                 _ => None,
             };
-            let mut frame = vec![0u8; HEADER_LEN + if offer.is_some() { SINGLE_COPY_LEN } else { 0 }];
+            let mut frame =
+                vec![0u8; HEADER_LEN + if offer.is_some() { SINGLE_COPY_LEN } else { 0 }];
             header.encode(&mut frame);
             if let Some((addr, _)) = offer {
                 frame[HEADER_LEN..HEADER_LEN + 4].copy_from_slice(&self.my_pid.to_le_bytes());
-                frame[HEADER_LEN + 8..HEADER_LEN + 16].copy_from_slice(&(addr as u64).to_le_bytes());
+                frame[HEADER_LEN + 8..HEADER_LEN + 16]
+                    .copy_from_slice(&(addr as u64).to_le_bytes());
             }
-            self.enqueue(ep, dest, Outgoing::Frame(frame));
+            self.enqueue_owned(ep, dest, frame, id);
         }
-        id
     }
 
     /// Sends an eager message straight from the user's buffer into the
     /// transport, or copies it into the outbox when the transport is full.
     fn send_eager(&mut self, ep: &mut Endpoints, id: MPI_Request, header: &FrameHeader) {
-        let Some(Request { op: Operation::Send(send), .. }) = self.requests.get(id) else {
+        let Some(Request {
+            op: Operation::Send(send),
+            ..
+        }) = self.requests.get(id)
+        else {
             return;
         };
         let dest = send.dest;
@@ -164,7 +221,16 @@ impl Engine {
             let mut frame = vec![0u8; HEADER_LEN + len];
             header.encode(&mut frame);
             send.buf.pack(0, &mut frame[HEADER_LEN..]);
-            self.outbox.entry(dest).or_default().push_back(Outgoing::Frame(frame));
+            self.outbox
+                .entry(dest)
+                .or_default()
+                .push_back(Outgoing::Frame {
+                    bytes: frame,
+                    owner: id,
+                });
+            if let Some(r) = self.requests.get_mut(id) {
+                r.queued_frame = true;
+            }
         }
         // The data is out of the user's buffer: a standard send is done.
         if header.flags & FLAG_SYNC == 0 {
@@ -175,6 +241,65 @@ impl Engine {
     fn enqueue(&mut self, ep: &mut Endpoints, dest: ProcessId, item: Outgoing) {
         self.outbox.entry(dest).or_default().push_back(item);
         self.flush_peer(ep, dest);
+    }
+
+    /// Queues the first frame of send `owner` (cancellable until it leaves).
+    fn enqueue_owned(
+        &mut self,
+        ep: &mut Endpoints,
+        dest: ProcessId,
+        bytes: Vec<u8>,
+        owner: MPI_Request,
+    ) {
+        if let Some(r) = self.requests.get_mut(owner) {
+            r.queued_frame = true;
+        }
+        self.enqueue(ep, dest, Outgoing::Frame { bytes, owner });
+    }
+
+    /// A frame of `owner` left the outbox (sent or dropped).
+    fn frame_left(&mut self, owner: MPI_Request) {
+        if owner != MPI_REQUEST_NULL {
+            if let Some(r) = self.requests.get_mut(owner) {
+                r.queued_frame = false;
+            }
+        }
+    }
+
+    /// Takes the queued first frame of send `id` back out of the outbox;
+    /// false if it has left already.
+    fn withdraw_frame(&mut self, id: MPI_Request) -> bool {
+        for queue in self.outbox.values_mut() {
+            let found = queue
+                .iter()
+                .position(|o| matches!(o, Outgoing::Frame { owner, .. } if *owner == id));
+            if let Some(i) = found {
+                queue.remove(i);
+                if let Some(r) = self.requests.get_mut(id) {
+                    r.queued_frame = false;
+                }
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Removes a request from the table; a frame of it still queued loses
+    /// its owner (it goes out, but can no longer be cancelled).
+    fn remove_request(&mut self, id: MPI_Request) -> Option<Request> {
+        let req = self.requests.remove(id)?;
+        if req.queued_frame {
+            for queue in self.outbox.values_mut() {
+                for item in queue.iter_mut() {
+                    if let Outgoing::Frame { owner, .. } = item {
+                        if *owner == id {
+                            *owner = MPI_REQUEST_NULL;
+                        }
+                    }
+                }
+            }
+        }
+        Some(req)
     }
 
     /// Sends what waits for `dest`, in order, until the transport is full.
@@ -188,11 +313,18 @@ impl Engine {
                 return;
             };
             match front {
-                Outgoing::Frame(frame) => {
+                Outgoing::Frame {
+                    bytes: frame,
+                    owner,
+                } => {
+                    let owner = *owner;
                     let bytes = std::mem::take(frame);
-                    match ep.try_send(dest, bytes.len(), &mut |out: &mut [u8]| out.copy_from_slice(&bytes)) {
+                    match ep.try_send(dest, bytes.len(), &mut |out: &mut [u8]| {
+                        out.copy_from_slice(&bytes)
+                    }) {
                         SendOutcome::Sent => {
                             queue.pop_front();
+                            self.frame_left(owner);
                         }
                         SendOutcome::NotNow => {
                             *frame = bytes;
@@ -201,12 +333,22 @@ impl Engine {
                         SendOutcome::Unreachable(why) => {
                             log::warn!("dropping a frame to process {dest}: {why}");
                             queue.pop_front();
+                            self.frame_left(owner);
+                            if owner != MPI_REQUEST_NULL
+                                && self.requests.get(owner).is_some_and(|r| !r.complete)
+                            {
+                                self.fail_request(owner, why);
+                            }
                         }
                     }
                 }
                 Outgoing::Stream { send, recv, offset } => {
                     let (send, recv, start) = (*send, *recv, *offset);
-                    let Some(Request { op: Operation::Send(op), .. }) = self.requests.get(send) else {
+                    let Some(Request {
+                        op: Operation::Send(op),
+                        ..
+                    }) = self.requests.get(send)
+                    else {
                         queue.pop_front();
                         continue;
                     };
@@ -245,36 +387,121 @@ impl Engine {
         log::debug!("request {id:#x} fails: {why}");
         if let Some(r) = self.requests.get_mut(id) {
             r.fail(MpiError::new(MPI_ERR_OTHER, why));
+            self.settle(id);
         }
     }
 
     fn complete_send(&mut self, id: MPI_Request) {
         if let Some(r) = self.requests.get_mut(id) {
             r.finish(MPI_Status::default());
-            if r.freed {
-                self.requests.remove(id);
+            self.settle(id);
+        }
+    }
+
+    /// After request `id` completed in the engine: a buffered send gives
+    /// its space back and goes, a part of an `MPI_Isendrecv` tells its
+    /// request, a request whose handle was freed goes.
+    fn settle(&mut self, id: MPI_Request) {
+        let Some(req) = self.requests.get(id) else {
+            return;
+        };
+        if !req.complete {
+            return;
+        }
+        if let Some(offset) = req.bsend_offset {
+            if let Some(buffer) = &mut self.attached {
+                buffer.release(offset);
+            }
+            self.remove_request(id);
+        } else if req.parent != MPI_REQUEST_NULL {
+            let parent = req.parent;
+            self.settle_sendrecv(parent);
+        } else if req.freed {
+            self.remove_request(id);
+        }
+    }
+
+    /// Completes an `MPI_Isendrecv` request once both its parts have.
+    fn settle_sendrecv(&mut self, parent: MPI_Request) {
+        let Some(Request {
+            op: Operation::SendRecv { send, recv },
+            complete: false,
+            ..
+        }) = self.requests.get(parent)
+        else {
+            return;
+        };
+        let (send, recv) = (*send, *recv);
+        let part_done = |id: MPI_Request| {
+            id == MPI_REQUEST_NULL || self.requests.get(id).is_none_or(|r| r.complete)
+        };
+        if !part_done(send) || !part_done(recv) {
+            return;
+        }
+        let send_part = self.remove_request(send);
+        let recv_part = self.remove_request(recv);
+        let status = recv_part
+            .as_ref()
+            .map_or_else(proc_null_status, |r| r.status);
+        let error = recv_part
+            .and_then(|r| r.error)
+            .or_else(|| send_part.and_then(|r| r.error));
+        if let Some(req) = self.requests.get_mut(parent) {
+            match error {
+                Some(e) => req.fail(e),
+                None => req.finish(status),
             }
         }
+        self.settle(parent);
     }
 
     /// Starts a receive; returns its request.
     pub fn irecv(&mut self, ep: &mut Endpoints, buf: UserBuffer, pattern: Pattern) -> MPI_Request {
-        let id = self.requests.insert(Request::new(Operation::Recv(RecvOp {
+        let id = self.requests.insert(Request::new(Operation::Done));
+        self.launch_recv(ep, id, buf, pattern);
+        id
+    }
+
+    /// Starts a receive on the existing request `id` (new, or persistent).
+    fn launch_recv(
+        &mut self,
+        ep: &mut Endpoints,
+        id: MPI_Request,
+        buf: UserBuffer,
+        pattern: Pattern,
+    ) {
+        let Some(req) = self.requests.get_mut(id) else {
+            return;
+        };
+        req.op = Operation::Recv(RecvOp {
             buf,
             pattern,
             matched: None,
             received: 0,
-        })));
+        });
+        req.complete = false;
+        req.error = None;
+        req.status = MPI_Status::default();
         if let Some((env, incoming)) = self.matcher.post(pattern, id) {
             self.deliver(ep, id, env, incoming, None);
         }
-        id
     }
 
     /// A matched message meets its receive. `direct` is an eager message's
     /// data still in the transport's frame (no intermediate copy).
-    fn deliver(&mut self, ep: &mut Endpoints, id: MPI_Request, env: Envelope, incoming: Incoming, direct: Option<&[u8]>) {
-        let Some(Request { op: Operation::Recv(recv), .. }) = self.requests.get_mut(id) else {
+    fn deliver(
+        &mut self,
+        ep: &mut Endpoints,
+        id: MPI_Request,
+        env: Envelope,
+        incoming: Incoming,
+        direct: Option<&[u8]>,
+    ) {
+        let Some(Request {
+            op: Operation::Recv(recv),
+            ..
+        }) = self.requests.get_mut(id)
+        else {
             return;
         };
         recv.matched = Some(Matched {
@@ -286,20 +513,23 @@ impl Engine {
             IncomingBody::Eager { data, sync_request } => {
                 if let Some(sender) = sync_request {
                     let frame = control_frame(FrameKind::SyncAck, sender, 0);
-                    self.enqueue(ep, incoming.from, Outgoing::Frame(frame));
+                    self.enqueue(ep, incoming.from, control(frame));
                 }
                 self.receive_piece(id, 0, direct.unwrap_or(&data));
             }
-            IncomingBody::Rendezvous { send_request, single_copy } => {
+            IncomingBody::Rendezvous {
+                send_request,
+                single_copy,
+            } => {
                 if let Some((pid, addr)) = single_copy {
                     if self.single_copy(id, pid, addr) {
                         let frame = control_frame(FrameKind::Finished, send_request, 0);
-                        self.enqueue(ep, incoming.from, Outgoing::Frame(frame));
+                        self.enqueue(ep, incoming.from, control(frame));
                         return;
                     }
                 }
                 let frame = control_frame(FrameKind::ClearToSend, send_request, id as u32 as u64);
-                self.enqueue(ep, incoming.from, Outgoing::Frame(frame));
+                self.enqueue(ep, incoming.from, control(frame));
             }
         }
     }
@@ -308,7 +538,11 @@ impl Engine {
     /// `process_vm_readv` from another (when the kernel allows it). Returns
     /// whether it was done; if not, the data comes by CTS and streaming.
     fn single_copy(&mut self, id: MPI_Request, pid: u32, addr: u64) -> bool {
-        let Some(Request { op: Operation::Recv(recv), .. }) = self.requests.get(id) else {
+        let Some(Request {
+            op: Operation::Recv(recv),
+            ..
+        }) = self.requests.get(id)
+        else {
             return false;
         };
         let Some(m) = recv.matched else { return false };
@@ -323,7 +557,11 @@ impl Engine {
                 return false;
             }
             let direct = recv.buf.with_contiguous_mut(|dst| {
-                crate::transport::shm::single_copy::read_remote(pid as i32, addr as usize, &mut dst[..n])
+                crate::transport::shm::single_copy::read_remote(
+                    pid as i32,
+                    addr as usize,
+                    &mut dst[..n],
+                )
             });
             match direct {
                 Some(Ok(got)) if got == n => {
@@ -340,7 +578,11 @@ impl Engine {
                 }
                 None => {
                     let mut tmp = vec![0u8; n];
-                    match crate::transport::shm::single_copy::read_remote(pid as i32, addr as usize, &mut tmp) {
+                    match crate::transport::shm::single_copy::read_remote(
+                        pid as i32,
+                        addr as usize,
+                        &mut tmp,
+                    ) {
                         Ok(got) if got == n => tmp,
                         _ => {
                             self.single_copy_refused = true;
@@ -360,7 +602,11 @@ impl Engine {
 
     /// Data for a matched receive at `offset` of the message.
     fn receive_piece(&mut self, id: MPI_Request, offset: usize, data: &[u8]) {
-        let Some(Request { op: Operation::Recv(recv), .. }) = self.requests.get_mut(id) else {
+        let Some(Request {
+            op: Operation::Recv(recv),
+            ..
+        }) = self.requests.get_mut(id)
+        else {
             return;
         };
         let capacity = recv.buf.len();
@@ -373,15 +619,23 @@ impl Engine {
     }
 
     fn receive_cut(&mut self, id: MPI_Request, bytes: usize) {
-        if let Some(Request { op: Operation::Recv(recv), .. }) = self.requests.get_mut(id) {
+        if let Some(Request {
+            op: Operation::Recv(recv),
+            ..
+        }) = self.requests.get_mut(id)
+        {
             recv.received += bytes;
         }
         self.maybe_finish_receive(id);
     }
 
     fn maybe_finish_receive(&mut self, id: MPI_Request) {
-        let Some(req) = self.requests.get_mut(id) else { return };
-        let Operation::Recv(recv) = &req.op else { return };
+        let Some(req) = self.requests.get_mut(id) else {
+            return;
+        };
+        let Operation::Recv(recv) = &req.op else {
+            return;
+        };
         let Some(m) = recv.matched else { return };
         if recv.received < m.len {
             return;
@@ -393,15 +647,16 @@ impl Engine {
             (m.len, MPI_SUCCESS)
         };
         req.finish(receive_status(m.source, m.tag, bytes, error));
-        if req.freed {
-            self.requests.remove(id);
-        }
+        self.settle(id);
     }
 
     /// One frame from `from`.
     fn on_frame(&mut self, ep: &mut Endpoints, from: ProcessId, frame: &[u8]) {
         let Some(header) = FrameHeader::decode(frame) else {
-            log::error!("malformed frame from process {from} dropped ({} bytes)", frame.len());
+            log::error!(
+                "malformed frame from process {from} dropped ({} bytes)",
+                frame.len()
+            );
             return;
         };
         let payload = &frame[HEADER_LEN..];
@@ -456,7 +711,11 @@ impl Engine {
             }
             FrameKind::ClearToSend => {
                 let send = header.id_a as u32 as c_int;
-                if let Some(Request { op: Operation::Send(op), .. }) = self.requests.get_mut(send) {
+                if let Some(Request {
+                    op: Operation::Send(op),
+                    ..
+                }) = self.requests.get_mut(send)
+                {
                     op.stage = SendStage::Streaming;
                     self.enqueue(
                         ep,
@@ -470,9 +729,15 @@ impl Engine {
                 }
             }
             FrameKind::Data => {
-                self.receive_piece(header.id_b as u32 as c_int, header.total_len as usize, payload);
+                self.receive_piece(
+                    header.id_b as u32 as c_int,
+                    header.total_len as usize,
+                    payload,
+                );
             }
-            FrameKind::Finished | FrameKind::SyncAck => self.complete_send(header.id_a as u32 as c_int),
+            FrameKind::Finished | FrameKind::SyncAck => {
+                self.complete_send(header.id_a as u32 as c_int)
+            }
         }
     }
 
@@ -495,15 +760,66 @@ impl Engine {
     }
 
     /// The status of a completed request, removing it (the handle becomes
-    /// `MPI_REQUEST_NULL`); `None` while it is still in flight.
+    /// `MPI_REQUEST_NULL`; a persistent request becomes inactive instead);
+    /// `None` while it is still in flight.
     pub fn take_completed(&mut self, id: MPI_Request) -> MpiResult<Option<MPI_Status>> {
-        let req = self.requests.get(id).ok_or_else(|| invalid_request(id))?;
-        if !req.complete {
+        if !self.is_complete(id)? {
             return Ok(None);
         }
-        let status = req.status;
-        self.requests.remove(id);
-        Ok(Some(status))
+        Ok(Some(self.take(id)?.status))
+    }
+
+    /// Where a request the program named is (checking the handle).
+    pub fn state(&self, id: MPI_Request) -> MpiResult<RequestState> {
+        let req = self.user_request(id)?;
+        Ok(if req.is_inactive() {
+            RequestState::Inactive
+        } else if req.complete {
+            RequestState::Complete
+        } else {
+            RequestState::Pending
+        })
+    }
+
+    fn user_request(&self, id: MPI_Request) -> MpiResult<&Request> {
+        match self.requests.get(id) {
+            Some(req) if req.is_user_request() => Ok(req),
+            _ => Err(invalid_request(id)),
+        }
+    }
+
+    /// The outcome of a complete request: removes it, or makes a persistent
+    /// one inactive. A generalized request's callbacks come with it, to be
+    /// called without the lock ([`Taken::finish`]).
+    pub fn take(&mut self, id: MPI_Request) -> MpiResult<Taken> {
+        let req = self
+            .requests
+            .get_mut(id)
+            .ok_or_else(|| invalid_request(id))?;
+        debug_assert!(req.complete, "take of a request in flight");
+        if let Some(p) = &mut req.persistent {
+            if !p.active {
+                return Ok(Taken::inactive());
+            }
+            p.active = false;
+        }
+        let error = req.error.take();
+        let mut status = req.status;
+        if let Some(e) = &error {
+            status.MPI_ERROR = e.class;
+        }
+        let persists = req.persistent.is_some();
+        let generalized = if persists {
+            None
+        } else {
+            self.remove_request(id).and_then(|r| r.generalized)
+        };
+        Ok(Taken {
+            status,
+            error,
+            persists,
+            generalized,
+        })
     }
 
     /// Looks at the oldest unexpected message `pattern` accepts.
@@ -513,33 +829,358 @@ impl Engine {
             .map(|(env, m)| receive_status(env.source, env.tag, m.len, MPI_SUCCESS))
     }
 
-    /// `MPI_Cancel` of a receive that has not matched yet.
+    /// `MPI_Improbe`: takes the oldest unexpected message `pattern` accepts
+    /// out of the matching queue (no receive can match it any more) and
+    /// returns its `MPI_Message` handle and status.
+    pub fn improbe(&mut self, pattern: &Pattern) -> Option<(MPI_Message, MPI_Status)> {
+        let (env, incoming) = self.matcher.take_unexpected(pattern)?;
+        let status = receive_status(env.source, env.tag, incoming.len, MPI_SUCCESS);
+        let message = self
+            .requests
+            .insert(Request::new(Operation::Message(Box::new(Probed {
+                env,
+                incoming,
+            }))));
+        Some((message, status))
+    }
+
+    /// `MPI_Imrecv`: receives the message `MPI_Mprobe` took into `buf`.
+    pub fn imrecv(
+        &mut self,
+        ep: &mut Endpoints,
+        message: MPI_Message,
+        buf: UserBuffer,
+    ) -> MpiResult<MPI_Request> {
+        if !matches!(
+            self.requests.get(message).map(|r| &r.op),
+            Some(Operation::Message(_))
+        ) {
+            return Err(MpiError::new(
+                MPI_ERR_REQUEST,
+                format!(
+                    "handle {:#010x} is not a message from MPI_Mprobe or MPI_Improbe",
+                    message as u32
+                ),
+            ));
+        }
+        let Some(Request {
+            op: Operation::Message(probed),
+            ..
+        }) = self.remove_request(message)
+        else {
+            unreachable!("checked above");
+        };
+        let Probed { env, incoming } = *probed;
+        let pattern = Pattern {
+            context_id: env.context_id,
+            source: env.source,
+            tag: env.tag,
+        };
+        let id = self.requests.insert(Request::new(Operation::Recv(RecvOp {
+            buf,
+            pattern,
+            matched: None,
+            received: 0,
+        })));
+        self.deliver(ep, id, env, incoming, None);
+        Ok(id)
+    }
+
+    /// `MPI_Cancel`: a receive that has not matched, or a send whose first
+    /// frame has not left this process, completes as cancelled; anything
+    /// else goes on (and reports not cancelled). Generalized requests are
+    /// the caller's ([`Engine::generalized`]).
     pub fn cancel(&mut self, id: MPI_Request) -> MpiResult {
-        let req = self.requests.get_mut(id).ok_or_else(|| invalid_request(id))?;
-        if let Operation::Recv(recv) = &req.op {
-            if recv.matched.is_none() && self.matcher.cancel(id) {
-                let mut status = receive_status(MPI_ANY_SOURCE, MPI_ANY_TAG, 0, MPI_SUCCESS);
-                status.set_cancelled(true);
-                req.finish(status);
+        let req = self.requests.get(id).ok_or_else(|| invalid_request(id))?;
+        if req.is_inactive() {
+            return Err(MpiError::new(
+                MPI_ERR_REQUEST,
+                "a persistent request that is not active cannot be cancelled",
+            ));
+        }
+        let unmatched_receive = matches!(&req.op, Operation::Recv(recv) if recv.matched.is_none());
+        let queued_send = req.queued_frame;
+        if unmatched_receive && self.matcher.cancel(id) {
+            if let Some(req) = self.requests.get_mut(id) {
+                req.finish(cancelled_status());
+            }
+            self.settle(id);
+        } else if queued_send && self.withdraw_frame(id) {
+            let Some(req) = self.requests.get_mut(id) else {
+                return Ok(());
+            };
+            if req.complete {
+                // An eager send completes once its data is copied; it had
+                // not left yet, so it is cancelled all the same.
+                req.status.set_cancelled(true);
+            } else {
+                req.finish(cancelled_status());
+                self.settle(id);
             }
         }
         Ok(())
     }
 
-    /// `MPI_Request_free`: the operation goes on; the handle is gone.
-    pub fn free(&mut self, id: MPI_Request) -> MpiResult {
-        let req = self.requests.get_mut(id).ok_or_else(|| invalid_request(id))?;
-        if req.complete {
-            self.requests.remove(id);
-        } else {
+    /// `MPI_Request_free`: the operation goes on; the handle is gone. A
+    /// complete generalized request is returned: its free function is due.
+    pub fn free_request(&mut self, id: MPI_Request) -> MpiResult<Option<Generalized>> {
+        let req = self.user_request(id)?;
+        if req.is_inactive() || req.complete {
+            return Ok(self
+                .remove_request(id)
+                .and_then(|r| r.generalized.map(|g| *g)));
+        }
+        if let Some(req) = self.requests.get_mut(id) {
             req.freed = true;
         }
-        Ok(())
+        Ok(None)
+    }
+
+    /// `MPI_Request_free` for requests without callbacks.
+    pub fn free(&mut self, id: MPI_Request) -> MpiResult {
+        self.free_request(id).map(|_| ())
     }
 
     /// Whether a request is complete (without removing it).
     pub fn is_complete(&self, id: MPI_Request) -> MpiResult<bool> {
-        Ok(self.requests.get(id).ok_or_else(|| invalid_request(id))?.complete)
+        Ok(self
+            .requests
+            .get(id)
+            .ok_or_else(|| invalid_request(id))?
+            .complete)
+    }
+
+    /// A persistent request for `template`, inactive until `start`.
+    pub fn persistent(&mut self, template: Template) -> MPI_Request {
+        let mut req = Request::new(Operation::Done);
+        req.complete = true;
+        req.status = empty_status();
+        req.persistent = Some(Box::new(Persistent {
+            template,
+            active: false,
+        }));
+        self.requests.insert(req)
+    }
+
+    /// Checks that `id` is a persistent request `MPI_Start` may start.
+    pub fn check_startable(&self, id: MPI_Request) -> MpiResult {
+        let req = self.user_request(id)?;
+        match &req.persistent {
+            None => Err(MpiError::new(
+                MPI_ERR_REQUEST,
+                format!("request {:#010x} is not a persistent request", id as u32),
+            )),
+            Some(p) if p.active => Err(MpiError::new(
+                MPI_ERR_REQUEST,
+                format!("persistent request {:#010x} is active already", id as u32),
+            )),
+            Some(_) => Ok(()),
+        }
+    }
+
+    /// `MPI_Start`: launches a persistent request's operation again.
+    pub fn start(&mut self, ep: &mut Endpoints, id: MPI_Request) -> MpiResult {
+        self.check_startable(id)?;
+        let req = self.requests.get_mut(id).expect("checked");
+        let p = req.persistent.as_mut().expect("checked");
+        p.active = true;
+        match p.template.clone() {
+            Template::ProcNull => req.finish(proc_null_status()),
+            Template::Recv { buf, pattern } => self.launch_recv(ep, id, buf, pattern),
+            Template::Send {
+                args,
+                buffered: false,
+            } => self.launch_send(ep, id, args),
+            Template::Send {
+                args,
+                buffered: true,
+            } => match self.bsend(ep, args) {
+                Ok(()) => {
+                    if let Some(req) = self.requests.get_mut(id) {
+                        req.finish(MPI_Status::default());
+                    }
+                }
+                Err(e) => {
+                    if let Some(p) = self
+                        .requests
+                        .get_mut(id)
+                        .and_then(|r| r.persistent.as_mut())
+                    {
+                        p.active = false;
+                    }
+                    return Err(e);
+                }
+            },
+        }
+        Ok(())
+    }
+
+    /// `MPI_Isendrecv`: one request for a send and a receive (`None`: the
+    /// part names `MPI_PROC_NULL`), complete when both are; its status is
+    /// the receive's.
+    pub fn isendrecv(
+        &mut self,
+        ep: &mut Endpoints,
+        send: Option<SendArgs>,
+        recv: Option<(UserBuffer, Pattern)>,
+    ) -> MPI_Request {
+        let parent = self.requests.insert(Request::new(Operation::Done));
+        let mut part = |present: bool| {
+            if !present {
+                return MPI_REQUEST_NULL;
+            }
+            let mut r = Request::new(Operation::Done);
+            r.parent = parent;
+            self.requests.insert(r)
+        };
+        let (send_id, recv_id) = (part(send.is_some()), part(recv.is_some()));
+        if let Some(req) = self.requests.get_mut(parent) {
+            req.op = Operation::SendRecv {
+                send: send_id,
+                recv: recv_id,
+            };
+        }
+        if let Some((buf, pattern)) = recv {
+            self.launch_recv(ep, recv_id, buf, pattern);
+        }
+        if let Some(args) = send {
+            self.launch_send(ep, send_id, args);
+        }
+        self.settle_sendrecv(parent);
+        parent
+    }
+
+    /// `MPI_Buffer_attach`.
+    pub fn attach_buffer(&mut self, base: usize, size: usize) -> MpiResult {
+        if self.attached.is_some() {
+            return Err(MpiError::new(
+                MPI_ERR_BUFFER,
+                "a buffer is attached already (MPI_Buffer_detach it first)",
+            ));
+        }
+        self.attached = Some(AttachedBuffer::new(base, size));
+        Ok(())
+    }
+
+    /// Whether buffered sends still use the attached buffer.
+    pub fn buffered_sends_pending(&self) -> bool {
+        self.attached.as_ref().is_some_and(|b| b.in_use())
+    }
+
+    /// `MPI_Buffer_detach` once no buffered send uses the buffer: its
+    /// address and size (`None` when none is attached).
+    pub fn detach_buffer(&mut self) -> Option<(usize, usize)> {
+        debug_assert!(!self.buffered_sends_pending());
+        self.attached.take().map(|b| (b.base(), b.size()))
+    }
+
+    /// A buffered-mode send: packs the message into the attached buffer
+    /// and sends it from there; `MPI_ERR_BUFFER` when it does not fit.
+    pub fn bsend(&mut self, ep: &mut Endpoints, args: SendArgs) -> MpiResult {
+        let len = args.buf.len();
+        let Some(buffer) = &mut self.attached else {
+            return Err(MpiError::new(
+                MPI_ERR_BUFFER,
+                "buffered send without an attached buffer (MPI_Buffer_attach)",
+            ));
+        };
+        let offset = match buffer.reserve(len) {
+            Some(offset) => offset,
+            None => {
+                // Completed buffered sends give their space back.
+                self.progress(ep);
+                let buffer = self.attached.as_mut().expect("attached");
+                buffer.reserve(len).ok_or_else(|| {
+                    MpiError::new(
+                        MPI_ERR_BUFFER,
+                        format!(
+                            "the attached buffer has no room for {len} bytes plus MPI_BSEND_OVERHEAD ({OVERHEAD}): \
+                             {} of its {} bytes are free",
+                            buffer.free_bytes(),
+                            buffer.size()
+                        ),
+                    )
+                })?
+            }
+        };
+        let addr = self.attached.as_ref().expect("attached").base() + offset;
+        if len > 0 {
+            // SAFETY: [addr, addr + len) lies inside the attached buffer,
+            // which the program lent MPI until MPI_Buffer_detach (it waits
+            // for this send), and this region is reserved for this message.
+            let region = unsafe { std::slice::from_raw_parts_mut(addr as *mut u8, len) };
+            args.buf.pack(0, region);
+        }
+        let send_args = SendArgs {
+            // SAFETY: as above: the region stays valid and untouched until
+            // the send completes and gives it back.
+            buf: unsafe { UserBuffer::new(addr as *const std::os::raw::c_void, len, byte_type()) },
+            ..args
+        };
+        let mut req = Request::new(Operation::Done);
+        req.bsend_offset = Some(offset);
+        let id = self.requests.insert(req);
+        self.launch_send(ep, id, send_args);
+        Ok(())
+    }
+
+    /// A generalized request (`MPI_Grequest_start`).
+    pub fn grequest_start(&mut self, callbacks: Generalized) -> MPI_Request {
+        let mut req = Request::new(Operation::Done);
+        req.generalized = Some(Box::new(callbacks));
+        self.requests.insert(req)
+    }
+
+    /// The callbacks of generalized request `id` (`None` for other
+    /// requests) and whether it is complete.
+    pub fn generalized(&self, id: MPI_Request) -> Option<(Generalized, bool)> {
+        let req = self.requests.get(id)?;
+        req.generalized.as_ref().map(|g| (**g, req.complete))
+    }
+
+    /// `MPI_Grequest_complete`. A request whose handle was freed goes now;
+    /// its callbacks are returned (its free function is due).
+    pub fn grequest_complete(&mut self, id: MPI_Request) -> MpiResult<Option<Generalized>> {
+        let req = match self.requests.get_mut(id) {
+            Some(req) if req.generalized.is_some() => req,
+            _ => {
+                return Err(MpiError::new(
+                    MPI_ERR_REQUEST,
+                    format!("handle {:#010x} is not a generalized request", id as u32),
+                ))
+            }
+        };
+        if req.complete {
+            return Err(MpiError::new(
+                MPI_ERR_REQUEST,
+                "MPI_Grequest_complete called twice",
+            ));
+        }
+        req.finish(empty_status());
+        if req.freed {
+            return Ok(self
+                .remove_request(id)
+                .and_then(|r| r.generalized.map(|g| *g)));
+        }
+        Ok(None)
+    }
+
+    /// The generalized requests among `handles` that are still in flight
+    /// and have a poll function (MPICH's `MPIX_Grequest_start`).
+    pub fn pollers(&self, handles: &[MPI_Request]) -> Vec<Generalized> {
+        handles
+            .iter()
+            .filter_map(|&h| self.requests.get(h))
+            .filter(|r| !r.complete)
+            .filter_map(|r| r.generalized.as_deref())
+            .filter(|g| g.polls())
+            .copied()
+            .collect()
+    }
+
+    /// Whether frames still wait to leave (they must before an epoch ends).
+    pub fn has_outgoing(&self) -> bool {
+        self.outbox.values().any(|q| !q.is_empty())
     }
 
     /// The end of `epoch`: drops queued messages and posted receives of its
@@ -553,6 +1194,57 @@ impl Engine {
     /// A request that is complete from the start (`MPI_PROC_NULL`).
     pub fn completed_null(&mut self) -> MPI_Request {
         self.requests.insert(Request::completed_null())
+    }
+}
+
+/// Where a request is, as completion calls see it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RequestState {
+    /// A persistent request not started (it counts as `MPI_REQUEST_NULL`).
+    Inactive,
+    Pending,
+    Complete,
+}
+
+/// A completed request's outcome, taken out of the table.
+pub struct Taken {
+    pub status: MPI_Status,
+    pub error: Option<MpiError>,
+    /// The handle stays valid (a persistent request, now inactive).
+    pub persists: bool,
+    /// A generalized request's callbacks: query and free are still due.
+    pub generalized: Option<Box<Generalized>>,
+}
+
+impl Taken {
+    /// An inactive persistent request: an empty status at once.
+    fn inactive() -> Taken {
+        Taken {
+            status: empty_status(),
+            error: None,
+            persists: true,
+            generalized: None,
+        }
+    }
+
+    /// The final status and error, after a generalized request's query
+    /// and free functions. Call without the runtime lock held.
+    pub fn finish(self) -> (MPI_Status, Option<MpiError>) {
+        match self.generalized {
+            None => (self.status, self.error),
+            Some(g) => {
+                let (status, error) = g.query();
+                let free_error = g.free();
+                (status, error.or(free_error))
+            }
+        }
+    }
+}
+
+fn control(frame: Vec<u8>) -> Outgoing {
+    Outgoing::Frame {
+        bytes: frame,
+        owner: MPI_REQUEST_NULL,
     }
 }
 

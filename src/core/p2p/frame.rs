@@ -123,7 +123,11 @@ mod tests {
         h.encode(&mut buf);
         assert_eq!(FrameHeader::decode(&buf), Some(h));
         buf[0] = 99;
-        assert_eq!(FrameHeader::decode(&buf), None, "unknown kinds are rejected");
+        assert_eq!(
+            FrameHeader::decode(&buf),
+            None,
+            "unknown kinds are rejected"
+        );
         assert_eq!(FrameHeader::decode(&buf[..10]), None);
     }
 }

@@ -2,13 +2,25 @@
 //! `MPI_Request` handle. A request whose handle the user freed
 //! (`MPI_Request_free`) stays until its operation completes; the handle
 //! table's delayed reuse keeps its id unique while frames may still name it.
+//!
+//! Besides plain operations the table holds:
+//! - persistent requests (`MPI_Send_init`...): a [`Template`] that
+//!   `MPI_Start` launches again on the same handle; completion makes one
+//!   inactive instead of removing it;
+//! - `MPI_Isendrecv` requests, whose two parts are internal requests
+//!   (`parent` names the request they complete);
+//! - generalized requests ([`Generalized`]), completed by the program;
+//! - messages taken by `MPI_Mprobe` ([`Operation::Message`]): their handles
+//!   are `MPI_Message`s, never valid as requests.
 use std::os::raw::c_int;
 
+use super::engine::{Incoming, SendArgs};
+use super::generalized::Generalized;
 use super::user_buffer::UserBuffer;
 use crate::abi::constants::*;
-use crate::abi::types::MPI_Status;
+use crate::abi::types::{MPI_Request, MPI_Status};
 use crate::core::error::MpiError;
-use crate::core::matching::Pattern;
+use crate::core::matching::{Envelope, Pattern};
 use crate::transport::ProcessId;
 
 /// Where a send is.
@@ -46,11 +58,52 @@ pub struct Matched {
     pub len: usize,
 }
 
+/// A message `MPI_Mprobe` took out of the unexpected queue.
+pub struct Probed {
+    pub env: Envelope,
+    pub incoming: Incoming,
+}
+
 pub enum Operation {
     Send(SendOp),
     Recv(RecvOp),
     /// Nothing left to do (a `MPI_PROC_NULL` operation, or finished).
     Done,
+    /// A nonblocking collective: the collective worker finishes it (see
+    /// `core::collective::executor`); the engine leaves it alone.
+    Collective,
+    /// `MPI_Isendrecv`: waits for its two parts (internal requests, or
+    /// `MPI_REQUEST_NULL` for a `MPI_PROC_NULL` part); the status is the
+    /// receive's.
+    SendRecv {
+        send: MPI_Request,
+        recv: MPI_Request,
+    },
+    /// Not a request: a message matched by `MPI_Mprobe`/`MPI_Improbe`,
+    /// waiting for `MPI_Mrecv`/`MPI_Imrecv`.
+    Message(Box<Probed>),
+}
+
+/// What `MPI_Start` launches.
+#[derive(Clone)]
+pub enum Template {
+    /// `buffered`: packed into the attached buffer first (`MPI_Bsend_init`).
+    Send {
+        args: SendArgs,
+        buffered: bool,
+    },
+    Recv {
+        buf: UserBuffer,
+        pattern: Pattern,
+    },
+    /// A send to or a receive from `MPI_PROC_NULL`.
+    ProcNull,
+}
+
+pub struct Persistent {
+    pub template: Template,
+    /// Started and not yet completed by a wait or test.
+    pub active: bool,
 }
 
 pub struct Request {
@@ -61,6 +114,19 @@ pub struct Request {
     pub freed: bool,
     /// Why the operation failed, if it did (reported at completion).
     pub error: Option<MpiError>,
+    /// Set for a persistent request.
+    pub persistent: Option<Box<Persistent>>,
+    /// Set for a generalized request.
+    pub generalized: Option<Box<Generalized>>,
+    /// The `MPI_Isendrecv` request this one is a part of, or
+    /// `MPI_REQUEST_NULL`.
+    pub parent: MPI_Request,
+    /// The offset of this send's data in the attached buffer (an internal
+    /// buffered send, which gives the space back when it completes).
+    pub bsend_offset: Option<usize>,
+    /// A frame of this request waits in the engine's outbox (so the send
+    /// has not left the process and can still be cancelled).
+    pub queued_frame: bool,
 }
 
 impl Request {
@@ -71,6 +137,11 @@ impl Request {
             status: MPI_Status::default(),
             freed: false,
             error: None,
+            persistent: None,
+            generalized: None,
+            parent: MPI_REQUEST_NULL,
+            bsend_offset: None,
+            queued_frame: false,
         }
     }
 
@@ -79,15 +150,16 @@ impl Request {
     pub fn completed_null() -> Request {
         let mut r = Request::new(Operation::Done);
         r.complete = true;
-        r.status.MPI_SOURCE = MPI_PROC_NULL;
-        r.status.MPI_TAG = MPI_ANY_TAG;
+        r.status = proc_null_status();
         r
     }
 
     /// Ends the operation with an error.
     pub fn fail(&mut self, error: MpiError) {
-        let mut status = MPI_Status::default();
-        status.MPI_ERROR = error.class;
+        let status = MPI_Status {
+            MPI_ERROR: error.class,
+            ..Default::default()
+        };
         self.error = Some(error);
         self.finish(status);
     }
@@ -97,6 +169,19 @@ impl Request {
         self.status = status;
         self.complete = true;
         self.op = Operation::Done;
+    }
+
+    /// A persistent request that is not started (or completed since).
+    pub fn is_inactive(&self) -> bool {
+        self.persistent.as_ref().is_some_and(|p| !p.active)
+    }
+
+    /// Handles the program may pass to completion calls (not a message,
+    /// not the internal part of another operation).
+    pub fn is_user_request(&self) -> bool {
+        !matches!(self.op, Operation::Message(_))
+            && self.parent == MPI_REQUEST_NULL
+            && self.bsend_offset.is_none()
     }
 }
 
@@ -109,5 +194,33 @@ pub fn receive_status(source: i32, tag: i32, bytes: usize, error: c_int) -> MPI_
         ..Default::default()
     };
     status.set_byte_count(bytes as i64);
+    status
+}
+
+/// The status of an operation on `MPI_PROC_NULL`: source `MPI_PROC_NULL`,
+/// tag `MPI_ANY_TAG`, count 0.
+pub fn proc_null_status() -> MPI_Status {
+    MPI_Status {
+        MPI_SOURCE: MPI_PROC_NULL,
+        MPI_TAG: MPI_ANY_TAG,
+        ..Default::default()
+    }
+}
+
+/// The status of an empty (null or inactive) request: source
+/// `MPI_ANY_SOURCE`, tag `MPI_ANY_TAG`, count 0, not cancelled.
+pub fn empty_status() -> MPI_Status {
+    MPI_Status {
+        MPI_SOURCE: MPI_ANY_SOURCE,
+        MPI_TAG: MPI_ANY_TAG,
+        MPI_ERROR: MPI_SUCCESS,
+        ..Default::default()
+    }
+}
+
+/// The status of a cancelled operation.
+pub fn cancelled_status() -> MPI_Status {
+    let mut status = empty_status();
+    status.set_cancelled(true);
     status
 }

@@ -4,16 +4,27 @@
 //!
 //! The abi layer creates a `UserBuffer` from the C arguments with
 //! [`UserBuffer::new`], whose contract (the memory stays valid and is not
-//! otherwise touched until the operation completes) is MPI's own.
+//! otherwise touched until the operation completes) is MPI's own. A buffer
+//! made by [`UserBuffer::packed`] owns its bytes instead (a packed copy
+//! that oxmpi sends from), so it lives exactly as long as the operation.
 use std::os::raw::c_void;
 use std::sync::Arc;
 
-use crate::core::datatype::Datatype;
+use crate::abi::constants::MPI_BYTE;
+use crate::core::datatype::{self, Datatype};
 
+#[derive(Clone)]
 pub struct UserBuffer {
     addr: usize,
     count: usize,
     datatype: Arc<Datatype>,
+    /// The bytes behind `addr` when oxmpi owns them (only ever read).
+    owned: Option<Arc<[u8]>>,
+}
+
+/// `MPI_BYTE`, the datatype of packed data.
+pub fn byte_type() -> Arc<Datatype> {
+    datatype::lookup(MPI_BYTE).expect("MPI_BYTE is predefined")
 }
 
 impl UserBuffer {
@@ -25,6 +36,19 @@ impl UserBuffer {
             addr: buf as usize,
             count,
             datatype,
+            owned: None,
+        }
+    }
+
+    /// A buffer that owns `bytes` (a message packed by oxmpi). Send-only:
+    /// nothing is ever unpacked into it.
+    pub fn packed(bytes: Vec<u8>) -> UserBuffer {
+        let bytes: Arc<[u8]> = bytes.into();
+        UserBuffer {
+            addr: bytes.as_ptr() as usize,
+            count: bytes.len(),
+            datatype: byte_type(),
+            owned: Some(bytes),
         }
     }
 
@@ -39,8 +63,8 @@ impl UserBuffer {
 
     /// Packs bytes `[offset, offset + out.len())` of the message into `out`.
     pub fn pack(&self, offset: usize, out: &mut [u8]) -> usize {
-        // SAFETY: the memory is valid per `new`'s contract; pack_range stays
-        // within the count elements of the datatype.
+        // SAFETY: the memory is valid per `new`'s contract (or owned);
+        // pack_range stays within the count elements of the datatype.
         unsafe {
             self.datatype
                 .pack_range(self.addr as *const u8, self.count, offset, out)
@@ -49,6 +73,10 @@ impl UserBuffer {
 
     /// Unpacks `input` as bytes starting at `offset` of the message.
     pub fn unpack(&self, offset: usize, input: &[u8]) -> usize {
+        debug_assert!(
+            self.owned.is_none(),
+            "packed buffers are never received into"
+        );
         // SAFETY: as in `pack`; the caller never passes more than `len()`
         // bytes in total.
         unsafe {
@@ -59,6 +87,10 @@ impl UserBuffer {
 
     /// Runs `f` on the buffer's bytes when they form one block.
     pub fn with_contiguous_mut<R>(&self, f: impl FnOnce(&mut [u8]) -> R) -> Option<R> {
+        debug_assert!(
+            self.owned.is_none(),
+            "packed buffers are never received into"
+        );
         let (start, len) = self.contiguous_block()?;
         if len == 0 {
             return Some(f(&mut []));

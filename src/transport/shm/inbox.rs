@@ -13,8 +13,8 @@ use std::collections::HashMap;
 use super::doorbell::{Doorbell, DOORBELL_BYTES};
 use super::ring::{self, Consumer, Producer, RingLayout};
 use super::segment::{Segment, SegmentError};
-use thiserror::Error;
 use crate::transport::{ProcessId, Transport};
+use thiserror::Error;
 
 /// Ring geometry: 16 cells of 16 KiB per sender.
 const CELLS: usize = 16;
@@ -57,7 +57,7 @@ fn layout_error(name: &str, why: impl ToString) -> InboxError {
 
 struct Outbound {
     /// Keeps the peer's inbox mapped while we write into it.
-    _segment: Segment,
+    segment: Segment,
     producer: Producer,
     doorbell: Doorbell,
 }
@@ -74,7 +74,12 @@ pub struct ShmTransport {
 
 impl ShmTransport {
     /// Creates this process's inbox with one ring per local process.
-    pub fn create(name: &str, rank: ProcessId, local_index: usize, local_count: usize) -> Result<ShmTransport, InboxError> {
+    pub fn create(
+        name: &str,
+        rank: ProcessId,
+        local_index: usize,
+        local_count: usize,
+    ) -> Result<ShmTransport, InboxError> {
         let slots = local_count.max(local_index + 1);
         let inbox = Segment::create(name, inbox_bytes(slots))?;
         let base = inbox.as_ptr();
@@ -88,7 +93,8 @@ impl ShmTransport {
             for slot in 0..slots {
                 let region = base.add(RINGS_OFFSET + slot * layout().bytes());
                 ring::init(region, layout()).map_err(|e| layout_error(name, e))?;
-                consumers.push(Consumer::attach(region, layout()).map_err(|e| layout_error(name, e))?);
+                consumers
+                    .push(Consumer::attach(region, layout()).map_err(|e| layout_error(name, e))?);
             }
             (doorbell, consumers)
         };
@@ -116,8 +122,11 @@ impl ShmTransport {
         self.consumers.iter_mut().any(|c| c.has_pending())
     }
 
-    pub fn is_connected(&self, peer: ProcessId) -> bool {
-        self.peers.contains_key(&peer)
+    /// Whether we write to `peer`'s inbox named `segment_name` already.
+    pub fn is_connected_to(&self, peer: ProcessId, segment_name: &str) -> bool {
+        self.peers
+            .get(&peer)
+            .is_some_and(|o| o.segment.name() == segment_name)
     }
 
     /// Maps `peer`'s inbox and takes the producer side of our ring in it.
@@ -127,7 +136,11 @@ impl ShmTransport {
         if segment.len() < needed {
             return Err(layout_error(
                 segment_name,
-                format!("{} bytes hold no ring for local index {}", segment.len(), self.local_index),
+                format!(
+                    "{} bytes hold no ring for local index {}",
+                    segment.len(),
+                    self.local_index
+                ),
             ));
         }
         let base = segment.as_ptr();
@@ -136,13 +149,14 @@ impl ShmTransport {
         // producer; the owner initialized it before publishing its card.
         let (producer, doorbell) = unsafe {
             let region = base.add(RINGS_OFFSET + self.local_index * layout().bytes());
-            let producer = Producer::attach(region, layout()).map_err(|e| layout_error(segment_name, e))?;
+            let producer =
+                Producer::attach(region, layout()).map_err(|e| layout_error(segment_name, e))?;
             (producer, Doorbell::attach(base.add(64)))
         };
         self.peers.insert(
             peer,
             Outbound {
-                _segment: segment,
+                segment,
                 producer,
                 doorbell,
             },

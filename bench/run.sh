@@ -1,0 +1,273 @@
+#!/usr/bin/env bash
+# bench/run.sh: oxmpi against Debian MPICH, measured in the same run.
+#
+# Builds every benchmark twice (oxmpi's build/stage/bin/mpicc, mpicc.mpich),
+# runs oxmpi programs under build/stage/bin/mpiexec and MPICH programs under
+# mpiexec.mpich, alternating the implementations repetition by repetition,
+# and prints one table per benchmark: medians, the oxmpi/MPICH ratio and the
+# targets from issues 3 and 6.  A case that fails or times out is "n/a".
+# Exits 0 whether or not targets are met; see bench/README.md.
+#
+# Environment:
+#   BENCH_REPS=3          repetitions of pingpong, bandwidth and reinit
+#   BENCH_START_RUNS=10   runs of each start-up case per implementation
+#   BENCH_REINIT_CYCLES=20  cycles per reinit run
+#   BENCH_OUT=build/bench   where binaries, raw results and logs go
+#   STAGE=build/stage     the oxmpi install to measure
+set -u -o pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+STAGE=${STAGE:-$ROOT/build/stage}
+OUT=${BENCH_OUT:-$ROOT/build/bench}
+REPS=${BENCH_REPS:-3}
+START_RUNS=${BENCH_START_RUNS:-10}
+REINIT_CYCLES=${BENCH_REINIT_CYCLES:-20}
+SRC=$ROOT/bench
+
+# Per-run time limits (seconds).  A case that fails once is not repeated,
+# so even if everything hung the script would end within a few minutes.
+T_P2P=30
+T_START=10
+T_REINIT=20
+
+declare -A CC RUN NAME
+CC[ox]=$STAGE/bin/mpicc;  RUN[ox]=$STAGE/bin/mpiexec;  NAME[ox]=oxmpi
+CC[mp]=mpicc.mpich;       RUN[mp]=mpiexec.mpich;       NAME[mp]=MPICH
+IMPLS=(ox mp)
+
+if [[ ! -x ${CC[ox]} || ! -x ${RUN[ox]} ]]; then
+    echo "bench: no oxmpi stage at $STAGE (run 'make stage' or 'make bench')" >&2
+    exit 2
+fi
+
+rm -rf "$OUT/ox" "$OUT/mp" "$OUT/res" "$OUT/log"
+mkdir -p "$OUT/ox" "$OUT/mp" "$OUT/res" "$OUT/log"
+# Only the ATEXIT re-init case sets this; nothing leaks from the caller.
+unset MPIR_CVAR_FINALIZE_ATEXIT OXMPI_FINALIZE_ATEXIT
+FAILURES=()   # "impl case: first lines of stderr"
+declare -A BROKEN  # impl:case -> 1 once it failed: not run again
+
+note_failure() { # impl case logfile rc [limit]
+    local msg pat='error|fail|fault|signal|not implemented|abort|exited|MPI_[A-Z]|timed out'
+    # The telling lines of the log (or its first lines), at most 6.
+    msg=$(grep -E -i "$pat" "$3" 2>/dev/null | awk '{k = $0; gsub(/0x[0-9a-fA-F]+|[0-9]+/, "#", k)} !seen[k]++' | head -n 6)
+    [[ -n $msg ]] || msg=$(grep -v '^[[:space:]]*$' "$3" 2>/dev/null | head -n 6)
+    [[ $4 == 124 ]] && msg="(timed out after ${5:-?} s)"${msg:+$'\n'}$msg
+    local head="${NAME[$1]} $2 (exit $4, log $3)"
+    [[ $1 == mp && $2 == reinit-* ]] && head+=" [expected: MPICH 4.0.2 cannot re-initialize, see issue 6]"
+    FAILURES+=("$head:"$'\n'"$(sed 's/^/      /' <<<"$msg")")
+    BROKEN[$1:$2]=1
+}
+
+# ---------------------------------------------------------------- build
+echo "building benchmarks into $OUT ..."
+build() { # impl output source [flags...]
+    local impl=$1 out=$2 src=$3; shift 3
+    local log=$OUT/log/build.$impl.$out
+    if ! command -v "${CC[$impl]}" >/dev/null 2>&1; then
+        echo "${CC[$impl]}: not found" >"$log"
+        note_failure "$impl" "$out" "$log" 127
+        return
+    fi
+    "${CC[$impl]}" -O2 "$@" -o "$OUT/$impl/$out" "$SRC/$src" >"$log" 2>&1 \
+        || note_failure "$impl" "$out" "$log" $?
+}
+for impl in "${IMPLS[@]}"; do
+    build "$impl" pingpong pingpong.c
+    build "$impl" bandwidth bandwidth.c
+    build "$impl" hello startup.c
+    build "$impl" session_hello startup.c -DUSE_SESSIONS
+    build "$impl" reinit reinit.c
+done
+
+# ---------------------------------------------------------------- helpers
+# run_case impl case prog np limit outfile [program args...]
+# Runs one program under the implementation's launcher, with the variables
+# in the array RUN_ENV (NAME=VALUE) added to the environment; 0 on success.
+RUN_ENV=()
+run_case() {
+    local impl=$1 case=$2 prog=$3 np=$4 limit=$5 out=$6; shift 6
+    [[ -n ${BROKEN[$impl:$case]:-} || -n ${BROKEN[$impl:$prog]:-} ]] && return 1
+    local log=$OUT/log/$impl.$case.err rc=0
+    if (( ${#RUN_ENV[@]} )); then
+        env "${RUN_ENV[@]}" timeout -k 5 "$limit" "${RUN[$impl]}" -n "$np" \
+            "$OUT/$impl/$prog" "$@" >"$out" 2>"$log" </dev/null || rc=$?
+    else
+        timeout -k 5 "$limit" "${RUN[$impl]}" -n "$np" \
+            "$OUT/$impl/$prog" "$@" >"$out" 2>"$log" </dev/null || rc=$?
+    fi
+    if [[ $rc != 0 ]]; then
+        note_failure "$impl" "$case" "$log" "$rc" "$limit"
+        return 1
+    fi
+}
+
+# Order of the two implementations in repetition $1: alternates.
+order() { if (( $1 % 2 )); then echo mp ox; else echo ox mp; fi; }
+
+# median of the numbers on stdin ("n/a" if none)
+median() {
+    sort -g | awk '{v[NR]=$1} END {
+        if (NR == 0) { print "n/a"; exit }
+        if (NR % 2) print v[(NR+1)/2]; else printf "%.6g\n", (v[NR/2]+v[NR/2+1])/2 }'
+}
+
+# value for key $2 in result files $1.* (lines "key value"), median over reps
+med_of() { # prefix key
+    local f
+    for f in "$1".*; do
+        [[ -e $f ]] || continue
+        awk -v k="$2" '$1 == k {print $2}' "$f"
+    done | median
+}
+
+ratio() { # a b -> a/b or n/a
+    awk -v a="$1" -v b="$2" 'BEGIN {
+        if (a == "n/a" || b == "n/a" || b + 0 == 0) print "n/a"; else printf "%.2f\n", a / b }'
+}
+
+# verdict value op limit: sets V to "met" / "MISSED" / "n/a" (no subshell,
+# so that the counters survive)
+TARGETS_MET=0; TARGETS_ALL=0; V=
+verdict() {
+    TARGETS_ALL=$((TARGETS_ALL + 1))
+    if [[ $1 == n/a ]]; then V="n/a"; return; fi
+    if awk -v v="$1" -v op="$2" -v l="$3" 'BEGIN {
+            exit !((op == "<=" && v <= l) || (op == ">=" && v >= l) || (op == "<" && v < l)) }'; then
+        TARGETS_MET=$((TARGETS_MET + 1)); V="met"
+    else
+        V="MISSED"
+    fi
+}
+
+human() { # bytes -> 0, 8, 4K, 1M
+    local b=$1
+    if (( b >= 1048576 && b % 1048576 == 0 )); then echo "$((b / 1048576))M"
+    elif (( b >= 1024 && b % 1024 == 0 )); then echo "$((b / 1024))K"
+    else echo "$b"; fi
+}
+
+fmt() { # number with $1 decimals (3 significant digits below 1), or n/a
+    if [[ $2 == n/a ]]; then echo n/a
+    else awk -v d="$1" -v v="$2" 'BEGIN {
+        if (v != 0 && v < 1 && v > -1) printf "%.3g", v; else printf "%.*f", d, v }'
+    fi
+}
+
+row() { printf "  %-22s %12s %12s %8s   %-10s %s\n" "$@"; }
+
+T_BEGIN=$EPOCHREALTIME
+
+# ---------------------------------------------------------------- p2p
+echo "running pingpong and bandwidth ($REPS repetitions each, alternating) ..."
+for rep in $(seq 1 "$REPS"); do
+    for impl in $(order "$rep"); do
+        run_case "$impl" pingpong pingpong 2 $T_P2P "$OUT/res/pingpong.$impl.$rep" \
+            || rm -f "$OUT/res/pingpong.$impl.$rep"
+    done
+    for impl in $(order "$rep"); do
+        run_case "$impl" bandwidth bandwidth 2 $T_P2P "$OUT/res/bandwidth.$impl.$rep" \
+            || rm -f "$OUT/res/bandwidth.$impl.$rep"
+    done
+done
+
+# ---------------------------------------------------------------- start-up
+echo "running start-up ($START_RUNS runs of each case per implementation) ..."
+# The cost of starting `timeout` itself is in both columns; measured to read
+# small numbers.
+for run in $(seq 1 "$START_RUNS"); do
+    t0=$EPOCHREALTIME
+    timeout -k 5 $T_START true
+    t1=$EPOCHREALTIME
+    awk -v a="$t0" -v b="$t1" 'BEGIN {printf "ms %.3f\n", (b - a) * 1000}' >>"$OUT/res/start.timeout.all"
+done
+for run in $(seq 1 "$START_RUNS"); do
+    for prog in hello session_hello; do
+        for impl in $(order "$run"); do
+            t0=$EPOCHREALTIME
+            if run_case "$impl" "$prog" "$prog" 2 $T_START /dev/null; then
+                t1=$EPOCHREALTIME
+                awk -v a="$t0" -v b="$t1" 'BEGIN {printf "ms %.3f\n", (b - a) * 1000}' \
+                    >>"$OUT/res/start.$prog.$impl.all"
+            fi
+        done
+    done
+done
+
+# ---------------------------------------------------------------- re-init
+echo "running reinit (4 ranks, $REINIT_CYCLES cycles, $REPS repetitions per mode) ..."
+for rep in $(seq 1 "$REPS"); do
+    for impl in $(order "$rep"); do
+        RUN_ENV=(MPIR_CVAR_FINALIZE_ATEXIT=1)
+        run_case "$impl" reinit-atexit reinit 4 $T_REINIT \
+            "$OUT/res/reinit-atexit.$impl.$rep" "$REINIT_CYCLES" \
+            || rm -f "$OUT/res/reinit-atexit.$impl.$rep"
+        RUN_ENV=()
+        run_case "$impl" reinit-default reinit 4 $T_REINIT \
+            "$OUT/res/reinit-default.$impl.$rep" "$REINIT_CYCLES" \
+            || rm -f "$OUT/res/reinit-default.$impl.$rep"
+    done
+done
+T_END=$EPOCHREALTIME
+
+# ---------------------------------------------------------------- report
+echo
+echo "oxmpi benchmarks: $(date '+%Y-%m-%d %H:%M:%S'), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "oxmpi: $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo '?') ($STAGE); MPICH: $(command -v mpiexec.mpich || echo 'not found')"
+echo "medians of $REPS repetitions (start-up: of $START_RUNS runs), implementations alternating; ratio = oxmpi / MPICH"
+
+echo
+echo "Latency (pingpong.c, 2 ranks, one-way, us; lower is better)"
+row size oxmpi MPICH ratio target ""
+for size in 0 1 8 64 512 4096 16384 65536 1048576 4194304; do
+    o=$(med_of "$OUT/res/pingpong.ox" "$size"); m=$(med_of "$OUT/res/pingpong.mp" "$size")
+    r=$(ratio "$o" "$m"); t=""; v=""
+    if [[ $size == 8 ]]; then t="<= 0.6"; verdict "$r" "<=" 0.6; v=$V; fi
+    row "$(human "$size")" "$(fmt 3 "$o")" "$(fmt 3 "$m")" "$r" "$t" "$v"
+done
+
+echo
+echo "Bandwidth (bandwidth.c, 2 ranks, window of 64, MB/s = 10^6 B/s; higher is better)"
+row size oxmpi MPICH ratio target ""
+for size in 8 65536 262144 1048576 4194304; do
+    o=$(med_of "$OUT/res/bandwidth.ox" "$size"); m=$(med_of "$OUT/res/bandwidth.mp" "$size")
+    r=$(ratio "$o" "$m"); t=""; v=""
+    if (( size >= 65536 )); then t=">= 1.3"; verdict "$r" ">=" 1.3; v=$V; fi
+    row "$(human "$size")" "$(fmt 1 "$o")" "$(fmt 1 "$m")" "$r" "$t" "$v"
+done
+
+echo
+echo "Start-up (wall time of 'mpiexec -n 2 ./prog', ms; lower is better)"
+row case oxmpi MPICH ratio target ""
+for prog in hello session_hello; do
+    o=$(med_of "$OUT/res/start.$prog.ox" ms); m=$(med_of "$OUT/res/start.$prog.mp" ms)
+    r=$(ratio "$o" "$m")
+    label=$([[ $prog == hello ]] && echo "MPI_Init hello" || echo "session hello")
+    verdict "$r" "<=" 0.5
+    row "$label" "$(fmt 1 "$o")" "$(fmt 1 "$m")" "$r" "<= 0.5" "$V"
+done
+echo "  (both include about $(fmt 1 "$(med_of "$OUT/res/start.timeout" ms)") ms for starting 'timeout' itself)"
+
+echo
+echo "Re-init cycle (reinit.c, 4 ranks, ms per cycle = mean of cycles 2..$REINIT_CYCLES; lower is better)"
+row mode oxmpi MPICH ratio target ""
+for mode in atexit default; do
+    o=$(med_of "$OUT/res/reinit-$mode.ox" cycle_ms); m=$(med_of "$OUT/res/reinit-$mode.mp" cycle_ms)
+    r=$(ratio "$o" "$m")
+    if [[ $mode == atexit ]]; then label="FINALIZE_ATEXIT=1"; lim=2; else label="default (teardown)"; lim=20; fi
+    verdict "$o" "<" "$lim"
+    row "$label" "$(fmt 3 "$o")" "$(fmt 3 "$m")" "$r" "oxmpi < $lim" "$V"
+done
+echo "  (first cycle, including the first initialization, oxmpi:" \
+     "ATEXIT $(fmt 3 "$(med_of "$OUT/res/reinit-atexit.ox" first_ms)") ms," \
+     "default $(fmt 3 "$(med_of "$OUT/res/reinit-default.ox" first_ms)") ms)"
+
+echo
+echo "targets met: $TARGETS_MET of $TARGETS_ALL (n/a counts as not met)"
+if (( ${#FAILURES[@]} )); then
+    echo
+    echo "failed cases (reported as n/a; each is not repeated after its first failure):"
+    for f in "${FAILURES[@]}"; do echo "  $f"; done
+fi
+awk -v a="$T_BEGIN" -v b="$T_END" 'BEGIN {printf "\nbenchmark time: %.1f s; raw results and logs in '"$OUT"'\n", b - a}'
+exit 0

@@ -1,0 +1,68 @@
+/* Resource accounting across epochs: the descriptors, /dev/shm entries of
+ * oxmpi and threads of the process are counted before the first
+ * MPI_Session_init and after the last MPI_Session_finalize; they must be
+ * equal after N cycles (argv[1], default 1000) of init, communicator from
+ * mpi://WORLD, one message round, free, finalize, all under a limit of 256
+ * descriptors (so a leak of one per cycle fails). */
+#include "mpitest.h"
+#include <dirent.h>
+#include <sys/resource.h>
+
+static int count_entries(const char *dir, const char *prefix) {
+    DIR *d = opendir(dir);
+    int n = 0;
+    struct dirent *e;
+    if (!d) return -1;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.' && (!prefix || !strncmp(e->d_name, prefix, strlen(prefix)))) n++;
+    closedir(d);
+    return n;
+}
+
+int main(int argc, char **argv) {
+    int cycles = argc > 1 ? atoi(argv[1]) : 1000, rank = 0, size = 1;
+    struct rlimit lim = {256, 256};
+    setrlimit(RLIMIT_NOFILE, &lim);
+    int fds0 = count_entries("/proc/self/fd", NULL);
+    int threads0 = count_entries("/proc/self/task", NULL);
+    const char *job = getenv("OXMPI_JOBID");
+    char prefix[256];
+    snprintf(prefix, sizeof prefix, "oxmpi-%s-", job ? job : "");
+
+    for (int c = 0; c < cycles; c++) {
+        MPI_Session s;
+        MPI_Group g;
+        MPI_Comm comm;
+        if (MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s) != MPI_SUCCESS) {
+            CHECK(0, "cycle %d: session init failed", c);
+            break;
+        }
+        MPI_Group_from_session_pset(s, "mpi://WORLD", &g);
+        MPI_Comm_create_from_group(g, "resources", MPI_INFO_NULL, MPI_ERRORS_RETURN, &comm);
+        MPI_Comm_rank(comm, &rank);
+        MPI_Comm_size(comm, &size);
+        int v = c * 10 + rank, got = -1;
+        MPI_Sendrecv(&v, 1, MPI_INT, (rank + 1) % size, 0, &got, 1, MPI_INT, (rank + size - 1) % size, 0, comm,
+                     MPI_STATUS_IGNORE);
+        CHECK(got == c * 10 + (rank + size - 1) % size, "cycle %d: got %d", c, got);
+        if (c == 0 && job) CHECK(count_entries("/dev/shm", prefix) >= 1, "an inbox exists during an epoch");
+        MPI_Comm_free(&comm);
+        MPI_Group_free(&g);
+        MPI_Session_finalize(&s);
+        if (mt_errors > 5) break;
+    }
+    int fds1 = count_entries("/proc/self/fd", NULL);
+    int threads1 = count_entries("/proc/self/task", NULL);
+    int atexit_mode = getenv("MPIR_CVAR_FINALIZE_ATEXIT") || getenv("OXMPI_FINALIZE_ATEXIT");
+    CHECK(fds1 == fds0, "descriptors: %d before, %d after %d cycles", fds0, fds1, cycles);
+    CHECK(threads1 == threads0, "threads: %d before, %d after", threads0, threads1);
+    if (job && !atexit_mode) {
+        /* Every rank's inbox of the last epoch is gone once all finalized;
+         * ours is gone now. */
+        char mine[300];
+        snprintf(mine, sizeof mine, "oxmpi-%s-e%d-r%d", job, cycles, rank);
+        CHECK(count_entries("/dev/shm", mine) == 0, "inbox %s left behind", mine);
+    }
+    mt_report(rank, mt_errors);
+    return mt_errors ? 1 : 0;
+}

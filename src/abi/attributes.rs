@@ -1,0 +1,218 @@
+//! Communicator attributes through the C ABI: keyvals, set/get/delete, and
+//! the copy and delete callbacks run around `MPI_Comm_dup` and
+//! `MPI_Comm_free` (always without the runtime lock: they are user code).
+use std::os::raw::{c_int, c_void};
+
+use crate::abi::args::out;
+use crate::abi::callbacks::*;
+use crate::abi::constants::*;
+use crate::abi::types::*;
+use crate::core::attributes::{is_predefined, predefined_value, CopyCall, DeleteCall};
+use crate::core::error::{MpiError, MpiResult};
+use crate::core::runtime;
+
+fn callback_error(what: &str, keyval: c_int, rc: c_int) -> MpiError {
+    let class = crate::core::error_codes::class_of(rc).unwrap_or(MPI_ERR_OTHER);
+    MpiError::new(
+        class,
+        format!("the {what} callback of keyval {keyval:#x} returned {rc}"),
+    )
+}
+
+/// Runs a delete callback.
+pub fn run_delete(comm: MPI_Comm, call: DeleteCall) -> MpiResult {
+    let Some(f) = call.function else {
+        return Ok(());
+    };
+    // SAFETY: the user's delete function, called as MPI specifies with the
+    // values given at keyval creation and attribute setting; no lock held.
+    let rc = unsafe {
+        f(
+            comm,
+            call.keyval,
+            call.value as *mut c_void,
+            call.extra_state as *mut c_void,
+        )
+    };
+    if rc != MPI_SUCCESS {
+        return Err(callback_error("delete", call.keyval, rc));
+    }
+    Ok(())
+}
+
+/// Runs a copy callback; `Some(value)` when the attribute is to be copied.
+fn run_copy(oldcomm: MPI_Comm, call: CopyCall) -> MpiResult<Option<usize>> {
+    let Some(f) = call.function else {
+        return Ok(None);
+    };
+    let mut out: *mut c_void = std::ptr::null_mut();
+    let mut flag: c_int = 0;
+    // SAFETY: the user's copy function with MPI's arguments; the output
+    // pointers are locals; no lock held.
+    let rc = unsafe {
+        f(
+            oldcomm,
+            call.keyval,
+            call.extra_state as *mut c_void,
+            call.value as *mut c_void,
+            (&mut out as *mut *mut c_void).cast(),
+            &mut flag,
+        )
+    };
+    if rc != MPI_SUCCESS {
+        return Err(callback_error("copy", call.keyval, rc));
+    }
+    Ok((flag != 0).then_some(out as usize))
+}
+
+/// Copies `oldcomm`'s attributes to `newcomm` through their copy callbacks
+/// (`MPI_Comm_dup`).
+pub fn copy_all(oldcomm: MPI_Comm, newcomm: MPI_Comm) -> MpiResult {
+    let calls: Vec<CopyCall> = {
+        let rt = runtime::lock();
+        let c = rt.comms.get(oldcomm)?;
+        c.attributes
+            .entries()
+            .iter()
+            .map(|&(k, v)| rt.keyvals.copy_call(k, v))
+            .collect()
+    };
+    for call in calls {
+        if let Some(value) = run_copy(oldcomm, call)? {
+            let mut rt = runtime::lock();
+            rt.keyvals.attach(call.keyval);
+            rt.comms
+                .get_mut(newcomm)?
+                .attributes
+                .set(call.keyval, value);
+        }
+    }
+    Ok(())
+}
+
+/// Deletes every attribute of `comm` through the delete callbacks
+/// (`MPI_Comm_free`).
+pub fn delete_all(comm: MPI_Comm) -> MpiResult {
+    let calls: Vec<DeleteCall> = {
+        let mut rt = runtime::lock();
+        let values = rt.comms.get_mut(comm)?.attributes.take_all();
+        values
+            .into_iter()
+            .map(|(k, v)| rt.keyvals.delete_call(k, v))
+            .collect()
+    };
+    let mut result = Ok(());
+    for call in calls {
+        if let Err(e) = run_delete(comm, call) {
+            result = Err(e);
+        }
+    }
+    result
+}
+
+pub unsafe fn create_keyval(
+    copy: MPI_Comm_copy_attr_function,
+    delete: MPI_Comm_delete_attr_function,
+    keyval: *mut c_int,
+    extra_state: *mut c_void,
+) -> MpiResult {
+    let keyval = unsafe { out(keyval, "comm_keyval") }?;
+    *keyval = runtime::lock()
+        .keyvals
+        .create(copy, delete, extra_state as usize);
+    Ok(())
+}
+
+/// `MPI_Keyval_create` (deprecated): the same callbacks' types.
+pub unsafe fn keyval_create(
+    copy: MPI_Copy_function,
+    delete: MPI_Delete_function,
+    keyval: *mut c_int,
+    extra_state: *mut c_void,
+) -> MpiResult {
+    unsafe { create_keyval(copy, delete, keyval, extra_state) }
+}
+
+pub unsafe fn free_keyval(keyval: *mut c_int) -> MpiResult {
+    let keyval = unsafe { out(keyval, "comm_keyval") }?;
+    runtime::lock().keyvals.free(*keyval)?;
+    *keyval = MPI_KEYVAL_INVALID;
+    Ok(())
+}
+
+pub unsafe fn set_attr(comm: MPI_Comm, keyval: c_int, value: *mut c_void) -> MpiResult {
+    if is_predefined(keyval) {
+        return Err(MpiError::new(
+            MPI_ERR_KEYVAL,
+            "predefined attributes cannot be set",
+        ));
+    }
+    let replaced = {
+        let mut rt = runtime::lock();
+        rt.comms.get(comm)?;
+        rt.keyvals.get(keyval)?;
+        let old = rt
+            .comms
+            .get_mut(comm)?
+            .attributes
+            .set(keyval, value as usize);
+        match old {
+            Some(old) => Some(rt.keyvals.delete_call(keyval, old)),
+            None => None,
+        }
+    };
+    runtime::lock().keyvals.attach(keyval);
+    match replaced {
+        Some(call) => run_delete(comm, call),
+        None => Ok(()),
+    }
+}
+
+/// `*attribute_val` receives the stored value (for predefined attributes,
+/// the address of an `int`).
+pub unsafe fn get_attr(
+    comm: MPI_Comm,
+    keyval: c_int,
+    attribute_val: *mut c_void,
+    flag: *mut c_int,
+) -> MpiResult {
+    let flag = unsafe { out(flag, "flag") }?;
+    let slot = unsafe { out(attribute_val.cast::<*mut c_void>(), "attribute_val") }?;
+    let rt = runtime::lock();
+    let c = rt.comms.get(comm)?;
+    if let Some(p) = predefined_value(keyval) {
+        *slot = p;
+        *flag = 1;
+        return Ok(());
+    }
+    rt.keyvals.get(keyval)?;
+    match c.attributes.get(keyval) {
+        Some(v) => {
+            *slot = v as *mut c_void;
+            *flag = 1;
+        }
+        None => *flag = 0,
+    }
+    Ok(())
+}
+
+pub unsafe fn delete_attr(comm: MPI_Comm, keyval: c_int) -> MpiResult {
+    let call = {
+        let mut rt = runtime::lock();
+        rt.comms.get(comm)?;
+        rt.keyvals.get(keyval)?;
+        let value = rt
+            .comms
+            .get_mut(comm)?
+            .attributes
+            .remove(keyval)
+            .ok_or_else(|| {
+                MpiError::new(
+                    MPI_ERR_KEYVAL,
+                    format!("keyval {keyval:#x} has no value on this communicator"),
+                )
+            })?;
+        rt.keyvals.delete_call(keyval, value)
+    };
+    run_delete(comm, call)
+}

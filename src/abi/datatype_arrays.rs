@@ -1,0 +1,288 @@
+//! Array-shaped datatypes through the C ABI: `MPI_Type_create_subarray`
+//! and `MPI_Type_create_darray` (and their `_c` forms). Shapes and
+//! distributions are checked here (a subarray outside its array, a process
+//! grid that does not match `size`: `MPI_ERR_ARG`); the layouts come from
+//! `core::datatype::constructors`.
+#![allow(clippy::missing_safety_doc)] // each function's contract is its MPI function's.
+
+use std::os::raw::c_int;
+
+use crate::abi::constants::*;
+use crate::abi::datatype::{create, typed, wide, Args};
+use crate::abi::types::*;
+use crate::core::datatype::constructors::{self, Distribution, Order};
+use crate::core::datatype::Combiner;
+use crate::core::error::{MpiError, MpiResult};
+
+fn order_of(order: c_int) -> MpiResult<Order> {
+    match order {
+        MPI_ORDER_C => Ok(Order::C),
+        MPI_ORDER_FORTRAN => Ok(Order::Fortran),
+        _ => Err(MpiError::new(
+            MPI_ERR_ARG,
+            format!("order {order} is neither MPI_ORDER_C nor MPI_ORDER_FORTRAN"),
+        )),
+    }
+}
+
+fn dims(ndims: c_int) -> MpiResult<usize> {
+    if ndims < 1 {
+        return Err(MpiError::new(
+            MPI_ERR_ARG,
+            format!("ndims must be positive (got {ndims})"),
+        ));
+    }
+    Ok(ndims as usize)
+}
+
+/// Subarray: checks `size >= 1`, `0 <= subsize <= size` and `0 <= start
+/// <= size - subsize` in every dimension.
+unsafe fn make_subarray(
+    large: bool,
+    ndims: c_int,
+    (sizes, subsizes, starts): (Vec<i64>, Vec<i64>, Vec<i64>),
+    order: c_int,
+    oldtype: MPI_Datatype,
+    newtype: *mut MPI_Datatype,
+) -> MpiResult {
+    for i in 0..sizes.len() {
+        let (size, sub, start) = (sizes[i], subsizes[i], starts[i]);
+        if size < 1 {
+            return Err(MpiError::new(
+                MPI_ERR_ARG,
+                format!("array_of_sizes[{i}] = {size} is not positive"),
+            ));
+        }
+        if sub < 0 || sub > size {
+            return Err(MpiError::new(
+                MPI_ERR_ARG,
+                format!("array_of_subsizes[{i}] = {sub} is outside 0..={size}"),
+            ));
+        }
+        if start < 0 || start > size - sub {
+            return Err(MpiError::new(
+                MPI_ERR_ARG,
+                format!("array_of_starts[{i}] = {start} puts the subarray outside 0..{size}"),
+            ));
+        }
+    }
+    let ord = order_of(order)?;
+    let old = typed(oldtype)?;
+    let unsigned = |v: &[i64]| v.iter().map(|&x| x as usize).collect::<Vec<_>>();
+    let t = constructors::subarray(
+        &unsigned(&sizes),
+        &unsigned(&subsizes),
+        &unsigned(&starts),
+        ord,
+        &old.1,
+    );
+    let args = Args::new(Combiner::Subarray, large)
+        .int(ndims.into())
+        .counts(&sizes)
+        .counts(&subsizes)
+        .counts(&starts)
+        .int(order.into());
+    unsafe { create(newtype, t, args.datatype(old)) }
+}
+
+pub unsafe fn create_subarray(
+    ndims: c_int,
+    sizes: *const c_int,
+    subsizes: *const c_int,
+    starts: *const c_int,
+    order: c_int,
+    oldtype: MPI_Datatype,
+    newtype: *mut MPI_Datatype,
+) -> MpiResult {
+    let n = dims(ndims)?;
+    let shape = unsafe {
+        (
+            wide(sizes, n, "array_of_sizes")?,
+            wide(subsizes, n, "array_of_subsizes")?,
+            wide(starts, n, "array_of_starts")?,
+        )
+    };
+    unsafe { make_subarray(false, ndims, shape, order, oldtype, newtype) }
+}
+
+pub unsafe fn create_subarray_c(
+    ndims: c_int,
+    sizes: *const MPI_Count,
+    subsizes: *const MPI_Count,
+    starts: *const MPI_Count,
+    order: c_int,
+    oldtype: MPI_Datatype,
+    newtype: *mut MPI_Datatype,
+) -> MpiResult {
+    let n = dims(ndims)?;
+    let shape = unsafe {
+        (
+            wide(sizes, n, "array_of_sizes")?,
+            wide(subsizes, n, "array_of_subsizes")?,
+            wide(starts, n, "array_of_starts")?,
+        )
+    };
+    unsafe { make_subarray(true, ndims, shape, order, oldtype, newtype) }
+}
+
+/// Darray arguments as C gives them (all arrays `ndims` long).
+struct DarrayArgs {
+    size: c_int,
+    rank: c_int,
+    gsizes: Vec<i64>,
+    distribs: Vec<i64>,
+    dargs: Vec<i64>,
+    psizes: Vec<i64>,
+}
+
+impl DarrayArgs {
+    /// Checks the grid and the distributions.
+    fn distributions(&self) -> MpiResult<Vec<Distribution>> {
+        let (size, rank) = (self.size, self.rank);
+        if size < 1 {
+            return Err(MpiError::new(
+                MPI_ERR_ARG,
+                format!("size must be positive (got {size})"),
+            ));
+        }
+        if rank < 0 || rank >= size {
+            return Err(MpiError::new(
+                MPI_ERR_RANK,
+                format!("rank {rank} is not in 0..{size}"),
+            ));
+        }
+        let mut grid: i64 = 1;
+        let mut out = Vec::with_capacity(self.gsizes.len());
+        for i in 0..self.gsizes.len() {
+            let (g, p, darg) = (self.gsizes[i], self.psizes[i], self.dargs[i]);
+            if g < 1 || p < 1 {
+                return Err(MpiError::new(
+                    MPI_ERR_ARG,
+                    format!("dimension {i}: gsize {g} and psize {p} must be positive"),
+                ));
+            }
+            grid = grid.saturating_mul(p);
+            let block = match darg {
+                d if d == MPI_DISTRIBUTE_DFLT_DARG as i64 => None,
+                d if d >= 1 => Some(d as usize),
+                d => {
+                    let what = "is neither positive nor MPI_DISTRIBUTE_DFLT_DARG";
+                    return Err(MpiError::new(
+                        MPI_ERR_ARG,
+                        format!("array_of_dargs[{i}] = {d} {what}"),
+                    ));
+                }
+            };
+            out.push(match self.distribs[i] as c_int {
+                MPI_DISTRIBUTE_NONE => Distribution::None,
+                MPI_DISTRIBUTE_CYCLIC => Distribution::Cyclic(block),
+                MPI_DISTRIBUTE_BLOCK => {
+                    if block.is_some_and(|b| (b as i64).saturating_mul(p) < g) {
+                        let b = block.unwrap_or(0);
+                        return Err(MpiError::new(
+                            MPI_ERR_ARG,
+                            format!("dimension {i}: {p} blocks of {b} do not cover {g} elements"),
+                        ));
+                    }
+                    Distribution::Block(block)
+                }
+                d => {
+                    return Err(MpiError::new(
+                        MPI_ERR_ARG,
+                        format!("array_of_distribs[{i}] = {d} is not a distribution"),
+                    ))
+                }
+            });
+        }
+        if grid != size as i64 {
+            return Err(MpiError::new(
+                MPI_ERR_ARG,
+                format!("the process grid has {grid} processes, size is {size}"),
+            ));
+        }
+        Ok(out)
+    }
+}
+
+unsafe fn make_darray(
+    large: bool,
+    a: DarrayArgs,
+    order: c_int,
+    oldtype: MPI_Datatype,
+    newtype: *mut MPI_Datatype,
+) -> MpiResult {
+    let distribs = a.distributions()?;
+    let ord = order_of(order)?;
+    let old = typed(oldtype)?;
+    let unsigned = |v: &[i64]| v.iter().map(|&x| x as usize).collect::<Vec<_>>();
+    let t = constructors::darray(
+        a.rank as usize,
+        &unsigned(&a.gsizes),
+        &distribs,
+        &unsigned(&a.psizes),
+        ord,
+        &old.1,
+    );
+    let args = Args::new(Combiner::Darray, large)
+        .ints(&[a.size.into(), a.rank.into(), a.gsizes.len() as i64])
+        .counts(&a.gsizes)
+        .ints(&a.distribs)
+        .ints(&a.dargs)
+        .ints(&a.psizes)
+        .int(order.into());
+    unsafe { create(newtype, t, args.datatype(old)) }
+}
+
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn create_darray(
+    size: c_int,
+    rank: c_int,
+    ndims: c_int,
+    gsizes: *const c_int,
+    distribs: *const c_int,
+    dargs: *const c_int,
+    psizes: *const c_int,
+    order: c_int,
+    oldtype: MPI_Datatype,
+    newtype: *mut MPI_Datatype,
+) -> MpiResult {
+    let n = dims(ndims)?;
+    let a = unsafe {
+        DarrayArgs {
+            size,
+            rank,
+            gsizes: wide(gsizes, n, "array_of_gsizes")?,
+            distribs: wide(distribs, n, "array_of_distribs")?,
+            dargs: wide(dargs, n, "array_of_dargs")?,
+            psizes: wide(psizes, n, "array_of_psizes")?,
+        }
+    };
+    unsafe { make_darray(false, a, order, oldtype, newtype) }
+}
+
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn create_darray_c(
+    size: c_int,
+    rank: c_int,
+    ndims: c_int,
+    gsizes: *const MPI_Count,
+    distribs: *const c_int,
+    dargs: *const c_int,
+    psizes: *const c_int,
+    order: c_int,
+    oldtype: MPI_Datatype,
+    newtype: *mut MPI_Datatype,
+) -> MpiResult {
+    let n = dims(ndims)?;
+    let a = unsafe {
+        DarrayArgs {
+            size,
+            rank,
+            gsizes: wide(gsizes, n, "array_of_gsizes")?,
+            distribs: wide(distribs, n, "array_of_distribs")?,
+            dargs: wide(dargs, n, "array_of_dargs")?,
+            psizes: wide(psizes, n, "array_of_psizes")?,
+        }
+    };
+    unsafe { make_darray(true, a, order, oldtype, newtype) }
+}

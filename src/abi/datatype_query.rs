@@ -1,0 +1,422 @@
+//! Datatype queries through the C ABI: size, extents, envelope and
+//! contents, addresses, and what a status says in elements of a type
+//! (`MPI_Get_count`, `MPI_Get_elements`, `MPI_Status_set_elements`).
+//!
+//! `int` outputs follow MPI: a value that does not fit is `MPI_UNDEFINED`.
+#![allow(clippy::missing_safety_doc)] // each function's contract is its MPI function's.
+
+use std::os::raw::{c_int, c_void};
+
+use crate::abi::args::out;
+use crate::abi::constants::*;
+use crate::abi::datatype::large_count;
+use crate::abi::types::*;
+use crate::core::datatype::{self, registry, Combiner, Datatype};
+use crate::core::error::{MpiError, MpiResult};
+
+fn int_or_undefined(v: usize) -> c_int {
+    c_int::try_from(v).unwrap_or(MPI_UNDEFINED)
+}
+
+pub unsafe fn size(dt: MPI_Datatype, size: *mut c_int) -> MpiResult {
+    let size = unsafe { out(size, "size") }?;
+    *size = int_or_undefined(datatype::lookup(dt)?.size());
+    Ok(())
+}
+
+/// `MPI_Type_size_x` and `MPI_Type_size_c`.
+pub unsafe fn size_c(dt: MPI_Datatype, size: *mut MPI_Count) -> MpiResult {
+    let size = unsafe { out(size, "size") }?;
+    *size = datatype::lookup(dt)?.size() as MPI_Count;
+    Ok(())
+}
+
+pub unsafe fn get_extent(dt: MPI_Datatype, lb: *mut MPI_Aint, extent: *mut MPI_Aint) -> MpiResult {
+    let (lb, extent) = unsafe { (out(lb, "lb")?, out(extent, "extent")?) };
+    let t = datatype::lookup(dt)?;
+    (*lb, *extent) = (t.lb() as MPI_Aint, t.extent() as MPI_Aint);
+    Ok(())
+}
+
+/// `MPI_Type_get_extent_x` and `_c`.
+pub unsafe fn get_extent_c(
+    dt: MPI_Datatype,
+    lb: *mut MPI_Count,
+    extent: *mut MPI_Count,
+) -> MpiResult {
+    let (lb, extent) = unsafe { (out(lb, "lb")?, out(extent, "extent")?) };
+    let t = datatype::lookup(dt)?;
+    (*lb, *extent) = (t.lb() as MPI_Count, t.extent() as MPI_Count);
+    Ok(())
+}
+
+pub unsafe fn get_true_extent(
+    dt: MPI_Datatype,
+    true_lb: *mut MPI_Aint,
+    true_extent: *mut MPI_Aint,
+) -> MpiResult {
+    let (lb, extent) = unsafe { (out(true_lb, "true_lb")?, out(true_extent, "true_extent")?) };
+    let t = datatype::lookup(dt)?;
+    (*lb, *extent) = (t.true_lb() as MPI_Aint, t.true_extent() as MPI_Aint);
+    Ok(())
+}
+
+/// `MPI_Type_get_true_extent_x` and `_c`.
+pub unsafe fn get_true_extent_c(
+    dt: MPI_Datatype,
+    true_lb: *mut MPI_Count,
+    true_extent: *mut MPI_Count,
+) -> MpiResult {
+    let (lb, extent) = unsafe { (out(true_lb, "true_lb")?, out(true_extent, "true_extent")?) };
+    let t = datatype::lookup(dt)?;
+    (*lb, *extent) = (t.true_lb() as MPI_Count, t.true_extent() as MPI_Count);
+    Ok(())
+}
+
+/// Deprecated `MPI_Type_extent`.
+pub unsafe fn extent(dt: MPI_Datatype, extent: *mut MPI_Aint) -> MpiResult {
+    let extent = unsafe { out(extent, "extent") }?;
+    *extent = datatype::lookup(dt)?.extent() as MPI_Aint;
+    Ok(())
+}
+
+/// Deprecated `MPI_Type_lb`.
+pub unsafe fn lb(dt: MPI_Datatype, displacement: *mut MPI_Aint) -> MpiResult {
+    let displacement = unsafe { out(displacement, "displacement") }?;
+    *displacement = datatype::lookup(dt)?.lb() as MPI_Aint;
+    Ok(())
+}
+
+/// Deprecated `MPI_Type_ub`.
+pub unsafe fn ub(dt: MPI_Datatype, displacement: *mut MPI_Aint) -> MpiResult {
+    let displacement = unsafe { out(displacement, "displacement") }?;
+    *displacement = datatype::lookup(dt)?.ub() as MPI_Aint;
+    Ok(())
+}
+
+pub unsafe fn get_envelope(
+    dt: MPI_Datatype,
+    num_integers: *mut c_int,
+    num_addresses: *mut c_int,
+    num_datatypes: *mut c_int,
+    combiner: *mut c_int,
+) -> MpiResult {
+    let (ni, na, nd, comb) = unsafe {
+        (
+            out(num_integers, "num_integers")?,
+            out(num_addresses, "num_addresses")?,
+            out(num_datatypes, "num_datatypes")?,
+            out(combiner, "combiner")?,
+        )
+    };
+    let t = datatype::lookup(dt)?;
+    let c = t.contents();
+    if !c.large_counts.is_empty() {
+        return Err(MpiError::new(
+            MPI_ERR_TYPE,
+            "the datatype was made with large counts: use MPI_Type_get_envelope_c",
+        ));
+    }
+    (*ni, *na, *nd) = (
+        c.integers.len() as c_int,
+        c.addresses.len() as c_int,
+        c.types.len() as c_int,
+    );
+    *comb = c.combiner.mpi_value();
+    Ok(())
+}
+
+pub unsafe fn get_envelope_c(
+    dt: MPI_Datatype,
+    num_integers: *mut MPI_Count,
+    num_addresses: *mut MPI_Count,
+    num_large_counts: *mut MPI_Count,
+    num_datatypes: *mut MPI_Count,
+    combiner: *mut c_int,
+) -> MpiResult {
+    let (ni, na, nl, nd, comb) = unsafe {
+        (
+            out(num_integers, "num_integers")?,
+            out(num_addresses, "num_addresses")?,
+            out(num_large_counts, "num_large_counts")?,
+            out(num_datatypes, "num_datatypes")?,
+            out(combiner, "combiner")?,
+        )
+    };
+    let t = datatype::lookup(dt)?;
+    let c = t.contents();
+    *ni = c.integers.len() as MPI_Count;
+    *na = c.addresses.len() as MPI_Count;
+    *nl = c.large_counts.len() as MPI_Count;
+    *nd = c.types.len() as MPI_Count;
+    *comb = c.combiner.mpi_value();
+    Ok(())
+}
+
+/// Copies `src` into the C array `dst` of capacity `max`.
+///
+/// # Safety
+/// `dst` must be NULL or valid for `max` writes.
+unsafe fn fill<T: Copy>(dst: *mut T, max: usize, src: &[T], name: &str) -> MpiResult {
+    if src.len() > max {
+        return Err(MpiError::new(
+            MPI_ERR_ARG,
+            format!(
+                "{name} has room for {max} values, the datatype has {}",
+                src.len()
+            ),
+        ));
+    }
+    if src.is_empty() {
+        return Ok(());
+    }
+    if dst.is_null() {
+        return Err(MpiError::new(
+            MPI_ERR_ARG,
+            format!("argument '{name}' is NULL"),
+        ));
+    }
+    // SAFETY: `dst` has room for `max >= src.len()` values.
+    unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len()) };
+    Ok(())
+}
+
+fn derived(dt: MPI_Datatype) -> MpiResult<std::sync::Arc<Datatype>> {
+    let t = datatype::lookup(dt)?;
+    if t.combiner() == Combiner::Named {
+        return Err(MpiError::new(
+            MPI_ERR_TYPE,
+            "a predefined datatype has no contents (its combiner is MPI_COMBINER_NAMED)",
+        ));
+    }
+    Ok(t)
+}
+
+/// Handles for the datatype arguments: the same handles while they are
+/// live (each to be freed once more by the caller if derived), new ones
+/// for types freed since.
+fn type_handles(t: &Datatype) -> Vec<MPI_Datatype> {
+    t.contents()
+        .types
+        .iter()
+        .map(|(h, ty)| registry::handle_for(*h, ty))
+        .collect()
+}
+
+fn max_of(n: i64, name: &str) -> MpiResult<usize> {
+    usize::try_from(n).map_err(|_| MpiError::new(MPI_ERR_ARG, format!("{name} is negative ({n})")))
+}
+
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn get_contents(
+    dt: MPI_Datatype,
+    max_integers: c_int,
+    max_addresses: c_int,
+    max_datatypes: c_int,
+    integers: *mut c_int,
+    addresses: *mut MPI_Aint,
+    datatypes: *mut MPI_Datatype,
+) -> MpiResult {
+    let t = derived(dt)?;
+    let c = t.contents();
+    if !c.large_counts.is_empty() {
+        return Err(MpiError::new(
+            MPI_ERR_TYPE,
+            "the datatype was made with large counts: use MPI_Type_get_contents_c",
+        ));
+    }
+    let max_d = max_of(max_datatypes.into(), "max_datatypes")?;
+    if c.types.len() > max_d {
+        return Err(MpiError::new(
+            MPI_ERR_ARG,
+            format!(
+                "max_datatypes is {max_d}, the datatype has {}",
+                c.types.len()
+            ),
+        ));
+    }
+    let addrs: Vec<MPI_Aint> = c.addresses.iter().map(|&a| a as MPI_Aint).collect();
+    unsafe {
+        fill(
+            integers,
+            max_of(max_integers.into(), "max_integers")?,
+            &c.integers,
+            "array_of_integers",
+        )?;
+        fill(
+            addresses,
+            max_of(max_addresses.into(), "max_addresses")?,
+            &addrs,
+            "array_of_addresses",
+        )?;
+    }
+    unsafe { fill(datatypes, max_d, &type_handles(&t), "array_of_datatypes") }
+}
+
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn get_contents_c(
+    dt: MPI_Datatype,
+    max_integers: MPI_Count,
+    max_addresses: MPI_Count,
+    max_large_counts: MPI_Count,
+    max_datatypes: MPI_Count,
+    integers: *mut c_int,
+    addresses: *mut MPI_Aint,
+    large_counts: *mut MPI_Count,
+    datatypes: *mut MPI_Datatype,
+) -> MpiResult {
+    let t = derived(dt)?;
+    let c = t.contents();
+    let max_d = max_of(max_datatypes, "max_datatypes")?;
+    if c.types.len() > max_d {
+        return Err(MpiError::new(
+            MPI_ERR_ARG,
+            format!(
+                "max_datatypes is {max_d}, the datatype has {}",
+                c.types.len()
+            ),
+        ));
+    }
+    let addrs: Vec<MPI_Aint> = c.addresses.iter().map(|&a| a as MPI_Aint).collect();
+    unsafe {
+        fill(
+            integers,
+            max_of(max_integers, "max_integers")?,
+            &c.integers,
+            "array_of_integers",
+        )?;
+        fill(
+            addresses,
+            max_of(max_addresses, "max_addresses")?,
+            &addrs,
+            "array_of_addresses",
+        )?;
+        fill(
+            large_counts,
+            max_of(max_large_counts, "max_large_counts")?,
+            &c.large_counts,
+            "array_of_large_counts",
+        )?;
+    }
+    unsafe { fill(datatypes, max_d, &type_handles(&t), "array_of_datatypes") }
+}
+
+pub unsafe fn get_address(location: *const c_void, address: *mut MPI_Aint) -> MpiResult {
+    let address = unsafe { out(address, "address") }?;
+    *address = location as MPI_Aint;
+    Ok(())
+}
+
+/// Deprecated `MPI_Address` (non-const location).
+pub unsafe fn address(location: *mut c_void, address: *mut MPI_Aint) -> MpiResult {
+    unsafe { get_address(location, address) }
+}
+
+pub unsafe fn aint_add(base: MPI_Aint, disp: MPI_Aint) -> MPI_Aint {
+    base.wrapping_add(disp)
+}
+
+pub unsafe fn aint_diff(addr1: MPI_Aint, addr2: MPI_Aint) -> MPI_Aint {
+    addr1.wrapping_sub(addr2)
+}
+
+/// A status argument that must be a real status (not NULL, not
+/// `MPI_STATUS_IGNORE`).
+///
+/// # Safety
+/// `status` must be NULL, `MPI_STATUS_IGNORE` or valid for reads.
+unsafe fn status_in<'a>(status: *const MPI_Status) -> MpiResult<&'a MPI_Status> {
+    if status as usize == 1 {
+        return Err(MpiError::new(
+            MPI_ERR_ARG,
+            "MPI_STATUS_IGNORE is not a status to read",
+        ));
+    }
+    // SAFETY: NULL is rejected by as_ref; otherwise the caller's status.
+    unsafe { status.as_ref() }
+        .ok_or_else(|| MpiError::new(MPI_ERR_ARG, "argument 'status' is NULL"))
+}
+
+/// The status's byte count in elements of `dt` (`None`: not a whole
+/// number).
+unsafe fn status_count(
+    status: *const MPI_Status,
+    dt: MPI_Datatype,
+    per: fn(&Datatype, usize) -> Option<usize>,
+) -> MpiResult<Option<usize>> {
+    let status = unsafe { status_in(status) }?;
+    let t = datatype::lookup(dt)?;
+    let bytes = usize::try_from(status.byte_count())
+        .map_err(|_| MpiError::new(MPI_ERR_ARG, "the status holds a negative byte count"))?;
+    Ok(per(&t, bytes))
+}
+
+pub unsafe fn get_count(status: *const MPI_Status, dt: MPI_Datatype, n: *mut c_int) -> MpiResult {
+    let n = unsafe { out(n, "count") }?;
+    *n = unsafe { status_count(status, dt, Datatype::count_in) }?
+        .map_or(MPI_UNDEFINED, int_or_undefined);
+    Ok(())
+}
+
+pub unsafe fn get_count_c(
+    status: *const MPI_Status,
+    dt: MPI_Datatype,
+    n: *mut MPI_Count,
+) -> MpiResult {
+    let n = unsafe { out(n, "count") }?;
+    *n = unsafe { status_count(status, dt, Datatype::count_in) }?
+        .map_or(MPI_UNDEFINED as MPI_Count, |v| v as MPI_Count);
+    Ok(())
+}
+
+pub unsafe fn get_elements(
+    status: *const MPI_Status,
+    dt: MPI_Datatype,
+    n: *mut c_int,
+) -> MpiResult {
+    let n = unsafe { out(n, "count") }?;
+    *n = unsafe { status_count(status, dt, Datatype::elements_in) }?
+        .map_or(MPI_UNDEFINED, int_or_undefined);
+    Ok(())
+}
+
+/// `MPI_Get_elements_x` and `MPI_Get_elements_c`.
+pub unsafe fn get_elements_c(
+    status: *const MPI_Status,
+    dt: MPI_Datatype,
+    n: *mut MPI_Count,
+) -> MpiResult {
+    let n = unsafe { out(n, "count") }?;
+    *n = unsafe { status_count(status, dt, Datatype::elements_in) }?
+        .map_or(MPI_UNDEFINED as MPI_Count, |v| v as MPI_Count);
+    Ok(())
+}
+
+/// `MPI_Status_set_elements_x`: the status then holds the bytes of `count`
+/// basic elements of `dt`, so `MPI_Get_elements` with `dt` gives `count`.
+pub unsafe fn status_set_elements_c(
+    status: *mut MPI_Status,
+    dt: MPI_Datatype,
+    n: MPI_Count,
+) -> MpiResult {
+    let status = unsafe { status_in(status) }? as *const MPI_Status as *mut MPI_Status;
+    let elements = large_count(n, "count")?;
+    let t = datatype::lookup(dt)?;
+    let bytes = t.bytes_for_elements(elements).ok_or_else(|| {
+        MpiError::new(
+            MPI_ERR_COUNT,
+            format!("{elements} basic elements of this datatype have no byte count"),
+        )
+    })?;
+    // SAFETY: `status` is the caller's writable status (checked above).
+    unsafe { (*status).set_byte_count(bytes as MPI_Count) };
+    Ok(())
+}
+
+pub unsafe fn status_set_elements(
+    status: *mut MPI_Status,
+    dt: MPI_Datatype,
+    n: c_int,
+) -> MpiResult {
+    unsafe { status_set_elements_c(status, dt, n as MPI_Count) }
+}

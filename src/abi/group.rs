@@ -1,0 +1,203 @@
+//! Groups through the C ABI.
+use std::os::raw::c_int;
+
+use crate::abi::args::{count, out};
+use crate::abi::constants::*;
+use crate::abi::types::*;
+use crate::core::comm_constructors::group_of;
+use crate::core::error::{MpiError, MpiResult};
+use crate::core::group::Group;
+use crate::core::runtime::{self, Runtime};
+
+/// A new group handle (`MPI_GROUP_EMPTY` for an empty group, as MPICH does).
+fn insert(rt: &mut Runtime, g: Group) -> MPI_Group {
+    if g.size() == 0 {
+        return MPI_GROUP_EMPTY;
+    }
+    rt.groups.insert(g)
+}
+
+/// # Safety
+/// `p` must hold `n` ints.
+unsafe fn ints<'a>(p: *const c_int, n: c_int, name: &str) -> MpiResult<&'a [c_int]> {
+    let n = count(n, "n")?;
+    if n == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return Err(MpiError::new(
+            MPI_ERR_ARG,
+            format!("argument '{name}' is NULL"),
+        ));
+    }
+    // SAFETY: n ints per the caller.
+    Ok(unsafe { std::slice::from_raw_parts(p, n) })
+}
+
+pub unsafe fn size(group: MPI_Group, size: *mut c_int) -> MpiResult {
+    let size = unsafe { out(size, "size") }?;
+    *size = group_of(&runtime::lock(), group)?.size() as c_int;
+    Ok(())
+}
+
+/// `MPI_UNDEFINED` when this process is not in the group.
+pub unsafe fn rank(group: MPI_Group, rank: *mut c_int) -> MpiResult {
+    let rank = unsafe { out(rank, "rank") }?;
+    let rt = runtime::lock();
+    let g = group_of(&rt, group)?;
+    let me = rt.process()?.placement.rank;
+    *rank = g.rank_of(me).map_or(MPI_UNDEFINED, |r| r as c_int);
+    Ok(())
+}
+
+pub unsafe fn free(group: *mut MPI_Group) -> MpiResult {
+    let group = unsafe { out(group, "group") }?;
+    let mut rt = runtime::lock();
+    if *group != MPI_GROUP_EMPTY {
+        group_of(&rt, *group)?;
+        rt.groups.remove(*group);
+    }
+    *group = MPI_GROUP_NULL;
+    Ok(())
+}
+
+pub unsafe fn compare(group1: MPI_Group, group2: MPI_Group, result: *mut c_int) -> MpiResult {
+    let result = unsafe { out(result, "result") }?;
+    let rt = runtime::lock();
+    *result = group_of(&rt, group1)?.compare(&group_of(&rt, group2)?);
+    Ok(())
+}
+
+pub unsafe fn translate_ranks(
+    group1: MPI_Group,
+    n: c_int,
+    ranks1: *const c_int,
+    group2: MPI_Group,
+    ranks2: *mut c_int,
+) -> MpiResult {
+    let input = unsafe { ints(ranks1, n, "ranks1") }?;
+    if ranks2.is_null() && !input.is_empty() {
+        return Err(MpiError::new(MPI_ERR_ARG, "argument 'ranks2' is NULL"));
+    }
+    let rt = runtime::lock();
+    let (a, b) = (group_of(&rt, group1)?, group_of(&rt, group2)?);
+    for (i, &r) in input.iter().enumerate() {
+        let t = a.translate(r, &b)?;
+        // SAFETY: ranks2 holds n ints (caller).
+        unsafe { *ranks2.add(i) = t };
+    }
+    Ok(())
+}
+
+fn binary(
+    group1: MPI_Group,
+    group2: MPI_Group,
+    newgroup: *mut MPI_Group,
+    op: fn(&Group, &Group) -> Group,
+) -> MpiResult {
+    // SAFETY: newgroup is the caller's output argument (NULL checked).
+    let newgroup = unsafe { out(newgroup, "newgroup") }?;
+    let mut rt = runtime::lock();
+    let g = op(&group_of(&rt, group1)?, &group_of(&rt, group2)?);
+    *newgroup = insert(&mut rt, g);
+    Ok(())
+}
+
+pub unsafe fn union(group1: MPI_Group, group2: MPI_Group, newgroup: *mut MPI_Group) -> MpiResult {
+    binary(group1, group2, newgroup, Group::union)
+}
+
+pub unsafe fn intersection(
+    group1: MPI_Group,
+    group2: MPI_Group,
+    newgroup: *mut MPI_Group,
+) -> MpiResult {
+    binary(group1, group2, newgroup, Group::intersection)
+}
+
+pub unsafe fn difference(
+    group1: MPI_Group,
+    group2: MPI_Group,
+    newgroup: *mut MPI_Group,
+) -> MpiResult {
+    binary(group1, group2, newgroup, Group::difference)
+}
+
+pub unsafe fn incl(
+    group: MPI_Group,
+    n: c_int,
+    ranks: *const c_int,
+    newgroup: *mut MPI_Group,
+) -> MpiResult {
+    let ranks = unsafe { ints(ranks, n, "ranks") }?;
+    let newgroup = unsafe { out(newgroup, "newgroup") }?;
+    let mut rt = runtime::lock();
+    let g = group_of(&rt, group)?.incl(ranks)?;
+    *newgroup = insert(&mut rt, g);
+    Ok(())
+}
+
+pub unsafe fn excl(
+    group: MPI_Group,
+    n: c_int,
+    ranks: *const c_int,
+    newgroup: *mut MPI_Group,
+) -> MpiResult {
+    let ranks = unsafe { ints(ranks, n, "ranks") }?;
+    let newgroup = unsafe { out(newgroup, "newgroup") }?;
+    let mut rt = runtime::lock();
+    let g = group_of(&rt, group)?.excl(ranks)?;
+    *newgroup = insert(&mut rt, g);
+    Ok(())
+}
+
+unsafe fn ranges<'a>(n: c_int, ranges: *mut [c_int; 3]) -> MpiResult<&'a [[c_int; 3]]> {
+    let n = count(n, "n")?;
+    if n == 0 {
+        return Ok(&[]);
+    }
+    if ranges.is_null() {
+        return Err(MpiError::new(MPI_ERR_ARG, "argument 'ranges' is NULL"));
+    }
+    // SAFETY: n triplets per the caller.
+    Ok(unsafe { std::slice::from_raw_parts(ranges, n) })
+}
+
+pub unsafe fn range_incl(
+    group: MPI_Group,
+    n: c_int,
+    r: *mut [c_int; 3],
+    newgroup: *mut MPI_Group,
+) -> MpiResult {
+    let r = unsafe { ranges(n, r) }?;
+    let newgroup = unsafe { out(newgroup, "newgroup") }?;
+    let mut rt = runtime::lock();
+    let g = group_of(&rt, group)?;
+    let g = g.incl(&g.expand_ranges(r)?)?;
+    *newgroup = insert(&mut rt, g);
+    Ok(())
+}
+
+pub unsafe fn range_excl(
+    group: MPI_Group,
+    n: c_int,
+    r: *mut [c_int; 3],
+    newgroup: *mut MPI_Group,
+) -> MpiResult {
+    let r = unsafe { ranges(n, r) }?;
+    let newgroup = unsafe { out(newgroup, "newgroup") }?;
+    let mut rt = runtime::lock();
+    let g = group_of(&rt, group)?;
+    let g = g.excl(&g.expand_ranges(r)?)?;
+    *newgroup = insert(&mut rt, g);
+    Ok(())
+}
+
+/// `MPI_Comm_group`: the communicator's (local) group.
+pub unsafe fn comm_group(comm: MPI_Comm, group: *mut MPI_Group) -> MpiResult {
+    let group = unsafe { out(group, "group") }?;
+    let mut rt = runtime::lock();
+    let members = rt.comms.get(comm)?.members.clone();
+    *group = insert(&mut rt, Group { members });
+    Ok(())
+}

@@ -1,0 +1,102 @@
+//! Reduction operations through the C ABI: `MPI_Op_create(_c)`,
+//! `MPI_Op_free`, `MPI_Op_commutative`, `MPI_Reduce_local(_c)`. The
+//! operations themselves are in `core::op`.
+use std::os::raw::{c_int, c_void};
+
+use crate::abi::args::{count, out};
+use crate::abi::callbacks::{MPI_User_function, MPI_User_function_c};
+use crate::abi::collective::{in_place, user_buffer_check};
+use crate::abi::constants::*;
+use crate::abi::datatype::large_count;
+use crate::abi::types::*;
+use crate::core::datatype;
+use crate::core::error::{MpiError, MpiResult};
+use crate::core::op::{self, Reduction, UserFunction, UserOp};
+
+fn null_function() -> MpiError {
+    MpiError::new(MPI_ERR_ARG, "user_fn is NULL")
+}
+
+pub unsafe fn create(user_fn: MPI_User_function, commute: c_int, op: *mut MPI_Op) -> MpiResult {
+    let op = unsafe { out(op, "op") }?;
+    let function = UserFunction::Int(user_fn.ok_or_else(null_function)?);
+    *op = op::create(UserOp {
+        function,
+        commutative: commute != 0,
+    });
+    Ok(())
+}
+
+pub unsafe fn create_c(user_fn: MPI_User_function_c, commute: c_int, op: *mut MPI_Op) -> MpiResult {
+    let op = unsafe { out(op, "op") }?;
+    let function = UserFunction::Count(user_fn.ok_or_else(null_function)?);
+    *op = op::create(UserOp {
+        function,
+        commutative: commute != 0,
+    });
+    Ok(())
+}
+
+pub unsafe fn free(op: *mut MPI_Op) -> MpiResult {
+    let op = unsafe { out(op, "op") }?;
+    op::free(*op)?;
+    *op = MPI_OP_NULL;
+    Ok(())
+}
+
+pub unsafe fn commutative(op: MPI_Op, commute: *mut c_int) -> MpiResult {
+    let commute = unsafe { out(commute, "commute") }?;
+    *commute = op::commutative(op)?;
+    Ok(())
+}
+
+unsafe fn reduce_local_n(
+    inbuf: *const c_void,
+    inoutbuf: *mut c_void,
+    n: usize,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+) -> MpiResult {
+    let dt = datatype::lookup_committed(datatype)?;
+    let red = Reduction::new(op, datatype, dt.clone())?;
+    if in_place(inbuf) || in_place(inoutbuf) {
+        return Err(MpiError::new(
+            MPI_ERR_BUFFER,
+            "MPI_IN_PLACE is not valid in MPI_Reduce_local",
+        ));
+    }
+    user_buffer_check(inbuf, n, &dt, "inbuf")?;
+    user_buffer_check(inoutbuf, n, &dt, "inoutbuf")?;
+    if n > 0 && dt.size() > 0 && std::ptr::eq(inbuf, inoutbuf) {
+        return Err(MpiError::new(
+            MPI_ERR_BUFFER,
+            "inbuf and inoutbuf are the same buffer",
+        ));
+    }
+    // SAFETY: the caller's buffers hold `n` elements of the datatype
+    // (MPI's contract for MPI_Reduce_local).
+    unsafe { red.reduce_local(inbuf.cast(), inoutbuf.cast(), n) };
+    Ok(())
+}
+
+pub unsafe fn reduce_local(
+    inbuf: *const c_void,
+    inoutbuf: *mut c_void,
+    n: c_int,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+) -> MpiResult {
+    let n = count(n, "count")?;
+    unsafe { reduce_local_n(inbuf, inoutbuf, n, datatype, op) }
+}
+
+pub unsafe fn reduce_local_c(
+    inbuf: *const c_void,
+    inoutbuf: *mut c_void,
+    n: MPI_Count,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+) -> MpiResult {
+    let n = large_count(n, "count")?;
+    unsafe { reduce_local_n(inbuf, inoutbuf, n, datatype, op) }
+}

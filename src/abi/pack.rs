@@ -1,0 +1,377 @@
+//! `MPI_Pack` / `MPI_Unpack` / `MPI_Pack_size` and the external32 forms,
+//! through the C ABI. The packed form is the datatype's stream (its data in
+//! typemap order, nothing added), so `MPI_Pack_size` is exact. A buffer too
+//! small for the data is `MPI_ERR_TRUNCATE`.
+#![allow(clippy::missing_safety_doc)] // each function's contract is its MPI function's.
+
+use std::os::raw::{c_char, c_int, c_void};
+
+use crate::abi::args::{count, in_str, out};
+use crate::abi::constants::*;
+use crate::abi::datatype::large_count;
+use crate::abi::types::*;
+use crate::core::datatype;
+use crate::core::error::{MpiError, MpiResult};
+use crate::core::runtime;
+
+fn check_comm(comm: MPI_Comm) -> MpiResult {
+    runtime::lock().comms.get(comm).map(|_| ())
+}
+
+/// A buffer size argument: non-negative.
+fn buffer_size(n: i64, name: &str) -> MpiResult<usize> {
+    usize::try_from(n).map_err(|_| MpiError::new(MPI_ERR_ARG, format!("{name} is negative ({n})")))
+}
+
+/// Checks `*position` against a buffer of `size` bytes that must take (or
+/// hold) `need` more bytes; returns the position.
+fn room(position: i64, size: usize, need: usize, what: &str) -> MpiResult<usize> {
+    let at = usize::try_from(position).ok().filter(|&p| p <= size);
+    let at = at.ok_or_else(|| {
+        MpiError::new(
+            MPI_ERR_ARG,
+            format!("position {position} is outside the {size}-byte buffer"),
+        )
+    })?;
+    if size - at < need {
+        return Err(MpiError::new(
+            MPI_ERR_TRUNCATE,
+            format!(
+                "{what} needs {need} bytes, the buffer has {} left after position {at}",
+                size - at
+            ),
+        ));
+    }
+    Ok(at)
+}
+
+/// Packs `count` elements and returns the new position.
+///
+/// # Safety
+/// MPI's contract for `MPI_Pack`'s buffers.
+unsafe fn pack_any(
+    inbuf: *const c_void,
+    n: usize,
+    dt: MPI_Datatype,
+    outbuf: *mut c_void,
+    outsize: usize,
+    position: i64,
+    comm: MPI_Comm,
+) -> MpiResult<usize> {
+    check_comm(comm)?;
+    let t = datatype::lookup_committed(dt)?;
+    let need = n
+        .checked_mul(t.size())
+        .ok_or_else(|| MpiError::new(MPI_ERR_COUNT, "the packed size overflows"))?;
+    let at = room(position, outsize, need, "the packed data")?;
+    if need > 0 && outbuf.is_null() {
+        return Err(MpiError::new(MPI_ERR_BUFFER, "outbuf is NULL"));
+    }
+    if need > 0 {
+        // SAFETY: `outbuf` has `outsize >= at + need` bytes (MPI's contract,
+        // checked against `outsize` above); `inbuf` holds the elements.
+        unsafe {
+            let dst = std::slice::from_raw_parts_mut(outbuf.cast::<u8>().add(at), need);
+            t.pack_range(inbuf.cast(), n, 0, dst);
+        }
+    }
+    Ok(at + need)
+}
+
+/// Unpacks `count` elements and returns the new position.
+///
+/// # Safety
+/// MPI's contract for `MPI_Unpack`'s buffers.
+unsafe fn unpack_any(
+    inbuf: *const c_void,
+    insize: usize,
+    position: i64,
+    outbuf: *mut c_void,
+    n: usize,
+    dt: MPI_Datatype,
+    comm: MPI_Comm,
+) -> MpiResult<usize> {
+    check_comm(comm)?;
+    let t = datatype::lookup_committed(dt)?;
+    let need = n
+        .checked_mul(t.size())
+        .ok_or_else(|| MpiError::new(MPI_ERR_COUNT, "the packed size overflows"))?;
+    let at = room(position, insize, need, "unpacking")?;
+    if need > 0 && inbuf.is_null() {
+        return Err(MpiError::new(MPI_ERR_BUFFER, "inbuf is NULL"));
+    }
+    if need > 0 {
+        // SAFETY: `inbuf` has `insize >= at + need` bytes; `outbuf` has room
+        // for the elements (MPI's contract).
+        unsafe {
+            let src = std::slice::from_raw_parts(inbuf.cast::<u8>().add(at), need);
+            t.unpack_range(outbuf.cast(), n, 0, src);
+        }
+    }
+    Ok(at + need)
+}
+
+pub unsafe fn pack(
+    inbuf: *const c_void,
+    incount: c_int,
+    dt: MPI_Datatype,
+    outbuf: *mut c_void,
+    outsize: c_int,
+    position: *mut c_int,
+    comm: MPI_Comm,
+) -> MpiResult {
+    let position = unsafe { out(position, "position") }?;
+    let n = count(incount, "incount")?;
+    let size = buffer_size(outsize.into(), "outsize")?;
+    let at = unsafe { pack_any(inbuf, n, dt, outbuf, size, (*position).into(), comm) }?;
+    *position = at as c_int;
+    Ok(())
+}
+
+pub unsafe fn pack_c(
+    inbuf: *const c_void,
+    incount: MPI_Count,
+    dt: MPI_Datatype,
+    outbuf: *mut c_void,
+    outsize: MPI_Count,
+    position: *mut MPI_Count,
+    comm: MPI_Comm,
+) -> MpiResult {
+    let position = unsafe { out(position, "position") }?;
+    let n = large_count(incount, "incount")?;
+    let size = buffer_size(outsize, "outsize")?;
+    *position = unsafe { pack_any(inbuf, n, dt, outbuf, size, *position, comm) }? as MPI_Count;
+    Ok(())
+}
+
+pub unsafe fn unpack(
+    inbuf: *const c_void,
+    insize: c_int,
+    position: *mut c_int,
+    outbuf: *mut c_void,
+    outcount: c_int,
+    dt: MPI_Datatype,
+    comm: MPI_Comm,
+) -> MpiResult {
+    let position = unsafe { out(position, "position") }?;
+    let n = count(outcount, "outcount")?;
+    let size = buffer_size(insize.into(), "insize")?;
+    let at = unsafe { unpack_any(inbuf, size, (*position).into(), outbuf, n, dt, comm) }?;
+    *position = at as c_int;
+    Ok(())
+}
+
+pub unsafe fn unpack_c(
+    inbuf: *const c_void,
+    insize: MPI_Count,
+    position: *mut MPI_Count,
+    outbuf: *mut c_void,
+    outcount: MPI_Count,
+    dt: MPI_Datatype,
+    comm: MPI_Comm,
+) -> MpiResult {
+    let position = unsafe { out(position, "position") }?;
+    let n = large_count(outcount, "outcount")?;
+    let size = buffer_size(insize, "insize")?;
+    *position = unsafe { unpack_any(inbuf, size, *position, outbuf, n, dt, comm) }? as MPI_Count;
+    Ok(())
+}
+
+fn packed_size(n: usize, dt: MPI_Datatype, comm: MPI_Comm) -> MpiResult<usize> {
+    check_comm(comm)?;
+    let t = datatype::lookup_committed(dt)?;
+    n.checked_mul(t.size())
+        .ok_or_else(|| MpiError::new(MPI_ERR_COUNT, "the packed size overflows"))
+}
+
+pub unsafe fn pack_size(
+    incount: c_int,
+    dt: MPI_Datatype,
+    comm: MPI_Comm,
+    size: *mut c_int,
+) -> MpiResult {
+    let size = unsafe { out(size, "size") }?;
+    let bytes = packed_size(count(incount, "incount")?, dt, comm)?;
+    *size = c_int::try_from(bytes).map_err(|_| {
+        MpiError::new(
+            MPI_ERR_VALUE_TOO_LARGE,
+            format!("the packed size {bytes} does not fit in an int (use MPI_Pack_size_c)"),
+        )
+    })?;
+    Ok(())
+}
+
+pub unsafe fn pack_size_c(
+    incount: MPI_Count,
+    dt: MPI_Datatype,
+    comm: MPI_Comm,
+    size: *mut MPI_Count,
+) -> MpiResult {
+    let size = unsafe { out(size, "size") }?;
+    *size = packed_size(large_count(incount, "incount")?, dt, comm)? as MPI_Count;
+    Ok(())
+}
+
+/// Only "external32" is a defined data representation.
+///
+/// # Safety
+/// `datarep` must be NULL or a NUL-terminated string.
+unsafe fn check_datarep(datarep: *const c_char) -> MpiResult {
+    let rep = unsafe { in_str(datarep, "datarep") }?;
+    if rep != "external32" {
+        return Err(MpiError::new(
+            MPI_ERR_UNSUPPORTED_DATAREP,
+            format!("data representation '{rep}' (only \"external32\" is supported)"),
+        ));
+    }
+    Ok(())
+}
+
+unsafe fn external_size(datarep: *const c_char, n: usize, dt: MPI_Datatype) -> MpiResult<usize> {
+    unsafe { check_datarep(datarep) }?;
+    datatype::lookup_committed(dt)?.external32_size(n)
+}
+
+pub unsafe fn pack_external_size(
+    datarep: *const c_char,
+    incount: c_int,
+    dt: MPI_Datatype,
+    size: *mut MPI_Aint,
+) -> MpiResult {
+    let size = unsafe { out(size, "size") }?;
+    *size = unsafe { external_size(datarep, count(incount, "incount")?, dt) }? as MPI_Aint;
+    Ok(())
+}
+
+pub unsafe fn pack_external_size_c(
+    datarep: *const c_char,
+    incount: MPI_Count,
+    dt: MPI_Datatype,
+    size: *mut MPI_Count,
+) -> MpiResult {
+    let size = unsafe { out(size, "size") }?;
+    *size = unsafe { external_size(datarep, large_count(incount, "incount")?, dt) }? as MPI_Count;
+    Ok(())
+}
+
+/// # Safety
+/// MPI's contract for `MPI_Pack_external`'s buffers.
+unsafe fn pack_external_any(
+    datarep: *const c_char,
+    inbuf: *const c_void,
+    n: usize,
+    dt: MPI_Datatype,
+    outbuf: *mut c_void,
+    outsize: usize,
+    position: i64,
+) -> MpiResult<usize> {
+    let need = unsafe { external_size(datarep, n, dt) }?;
+    let t = datatype::lookup_committed(dt)?;
+    let at = room(position, outsize, need, "the packed data")?;
+    if need > 0 && outbuf.is_null() {
+        return Err(MpiError::new(MPI_ERR_BUFFER, "outbuf is NULL"));
+    }
+    if need > 0 {
+        // SAFETY: as in `pack_any`.
+        unsafe {
+            let dst = std::slice::from_raw_parts_mut(outbuf.cast::<u8>().add(at), need);
+            t.pack_external32(inbuf.cast(), n, dst);
+        }
+    }
+    Ok(at + need)
+}
+
+/// # Safety
+/// MPI's contract for `MPI_Unpack_external`'s buffers.
+unsafe fn unpack_external_any(
+    datarep: *const c_char,
+    inbuf: *const c_void,
+    insize: usize,
+    position: i64,
+    outbuf: *mut c_void,
+    n: usize,
+    dt: MPI_Datatype,
+) -> MpiResult<usize> {
+    let need = unsafe { external_size(datarep, n, dt) }?;
+    let t = datatype::lookup_committed(dt)?;
+    let at = room(position, insize, need, "unpacking")?;
+    if need > 0 && inbuf.is_null() {
+        return Err(MpiError::new(MPI_ERR_BUFFER, "inbuf is NULL"));
+    }
+    if need > 0 {
+        // SAFETY: as in `unpack_any`.
+        unsafe {
+            let src = std::slice::from_raw_parts(inbuf.cast::<u8>().add(at), need);
+            t.unpack_external32(outbuf.cast(), n, src);
+        }
+    }
+    Ok(at + need)
+}
+
+pub unsafe fn pack_external(
+    datarep: *const c_char,
+    inbuf: *const c_void,
+    incount: c_int,
+    dt: MPI_Datatype,
+    outbuf: *mut c_void,
+    outsize: MPI_Aint,
+    position: *mut MPI_Aint,
+) -> MpiResult {
+    let position = unsafe { out(position, "position") }?;
+    let n = count(incount, "incount")?;
+    let size = buffer_size(outsize, "outsize")?;
+    *position =
+        unsafe { pack_external_any(datarep, inbuf, n, dt, outbuf, size, *position) }? as MPI_Aint;
+    Ok(())
+}
+
+pub unsafe fn pack_external_c(
+    datarep: *const c_char,
+    inbuf: *const c_void,
+    incount: MPI_Count,
+    dt: MPI_Datatype,
+    outbuf: *mut c_void,
+    outsize: MPI_Count,
+    position: *mut MPI_Count,
+) -> MpiResult {
+    let position = unsafe { out(position, "position") }?;
+    let n = large_count(incount, "incount")?;
+    let size = buffer_size(outsize, "outsize")?;
+    *position =
+        unsafe { pack_external_any(datarep, inbuf, n, dt, outbuf, size, *position) }? as MPI_Count;
+    Ok(())
+}
+
+pub unsafe fn unpack_external(
+    datarep: *const c_char,
+    inbuf: *const c_void,
+    insize: MPI_Aint,
+    position: *mut MPI_Aint,
+    outbuf: *mut c_void,
+    outcount: c_int,
+    dt: MPI_Datatype,
+) -> MpiResult {
+    let position = unsafe { out(position, "position") }?;
+    let n = count(outcount, "outcount")?;
+    let size = buffer_size(insize, "insize")?;
+    *position =
+        unsafe { unpack_external_any(datarep, inbuf, size, *position, outbuf, n, dt) }? as MPI_Aint;
+    Ok(())
+}
+
+pub unsafe fn unpack_external_c(
+    datarep: *const c_char,
+    inbuf: *const c_void,
+    insize: MPI_Count,
+    position: *mut MPI_Count,
+    outbuf: *mut c_void,
+    outcount: MPI_Count,
+    dt: MPI_Datatype,
+) -> MpiResult {
+    let position = unsafe { out(position, "position") }?;
+    let n = large_count(outcount, "outcount")?;
+    let size = buffer_size(insize, "insize")?;
+    *position = unsafe { unpack_external_any(datarep, inbuf, size, *position, outbuf, n, dt) }?
+        as MPI_Count;
+    Ok(())
+}

@@ -1,0 +1,197 @@
+//! The reduction collectives through the C ABI, blocking and nonblocking,
+//! `int` and `_c` counts: `MPI_Reduce`, `MPI_Allreduce`,
+//! `MPI_Reduce_scatter(_block)`, `MPI_Scan`, `MPI_Exscan`. Arguments are
+//! checked here (see [`super::collective`] for the scheme); an operation
+//! that is not defined for the datatype is `MPI_ERR_OP`.
+
+use std::future::Future;
+use std::os::raw::{c_int, c_void};
+
+use crate::abi::collective::{
+    blocking_and_nonblocking, channel, check_not_aliased, in_place, typed, user_buffer, Counts,
+};
+use crate::abi::constants::*;
+use crate::abi::types::*;
+use crate::core::collective::call::Call;
+use crate::core::collective::reduce;
+use crate::core::collective::scan::{self, Prefix};
+use crate::core::error::{MpiError, MpiResult};
+use crate::core::op::Reduction;
+use crate::core::p2p::user_buffer::UserBuffer;
+
+/// Input and output buffers of `n` elements: the input is the output for
+/// `MPI_IN_PLACE`.
+unsafe fn in_out(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    n_in: usize,
+    n_out: usize,
+    dt: &std::sync::Arc<crate::core::datatype::Datatype>,
+) -> MpiResult<(UserBuffer, UserBuffer)> {
+    let result = unsafe { user_buffer(recvbuf, n_out, dt, "recvbuf") }?;
+    let contribution = if in_place(sendbuf) {
+        unsafe { user_buffer(recvbuf, n_in, dt, "recvbuf") }?
+    } else {
+        let send = unsafe { user_buffer(sendbuf, n_in, dt, "sendbuf") }?;
+        check_not_aliased(sendbuf, recvbuf, Some(&send))?;
+        send
+    };
+    Ok((contribution, result))
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn reduce_op(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    n: i64,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    root: c_int,
+    comm: MPI_Comm,
+) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+    let ch = channel(comm)?;
+    let (n, dt) = typed(n, "count", datatype)?;
+    let red = Reduction::new(op, datatype, dt.clone())?;
+    let p = ch.size();
+    let root = usize::try_from(root)
+        .ok()
+        .filter(|&r| r < p)
+        .ok_or_else(|| {
+            MpiError::new(
+                MPI_ERR_ROOT,
+                format!("root {root} is not a rank of this communicator (size {p})"),
+            )
+        })?;
+    let (contribution, result) = if ch.rank == root {
+        let (c, r) = unsafe { in_out(sendbuf, recvbuf, n, n, &dt) }?;
+        (c, Some(r))
+    } else if in_place(sendbuf) {
+        return Err(MpiError::new(
+            MPI_ERR_BUFFER,
+            "MPI_IN_PLACE is not valid as sendbuf except at the root",
+        ));
+    } else {
+        (unsafe { user_buffer(sendbuf, n, &dt, "sendbuf") }?, None)
+    };
+    Ok(reduce::reduce(
+        Call::start(ch),
+        contribution,
+        result,
+        red,
+        root,
+    ))
+}
+
+blocking_and_nonblocking!(reduce, ireduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm)
+    => reduce_op(sendbuf, recvbuf, count as i64, datatype, op, root, comm));
+blocking_and_nonblocking!(reduce_c, ireduce_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm)
+    => reduce_op(sendbuf, recvbuf, count, datatype, op, root, comm));
+
+unsafe fn allreduce_op(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    n: i64,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+    let ch = channel(comm)?;
+    let (n, dt) = typed(n, "count", datatype)?;
+    let red = Reduction::new(op, datatype, dt.clone())?;
+    let (contribution, result) = unsafe { in_out(sendbuf, recvbuf, n, n, &dt) }?;
+    Ok(reduce::allreduce(
+        Call::start(ch),
+        contribution,
+        result,
+        red,
+    ))
+}
+
+blocking_and_nonblocking!(allreduce, iallreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm)
+    => allreduce_op(sendbuf, recvbuf, count as i64, datatype, op, comm));
+blocking_and_nonblocking!(allreduce_c, iallreduce_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm)
+    => allreduce_op(sendbuf, recvbuf, count, datatype, op, comm));
+
+/// Per-member counts: an array, or one count for everyone (`_block`).
+#[derive(Clone, Copy)]
+enum ScatterCounts {
+    Each(Counts),
+    Block(i64),
+}
+
+unsafe fn reduce_scatter_op(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    counts: ScatterCounts,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+    let ch = channel(comm)?;
+    let p = ch.size();
+    let (counts, dt) = match counts {
+        ScatterCounts::Each(c) => {
+            let dt = crate::core::datatype::lookup_committed(datatype)?;
+            (unsafe { c.read(p, "recvcounts") }?, dt)
+        }
+        ScatterCounts::Block(n) => {
+            let (n, dt) = typed(n, "recvcount", datatype)?;
+            (vec![n; p], dt)
+        }
+    };
+    let total = counts
+        .iter()
+        .try_fold(0usize, |a, &c| a.checked_add(c))
+        .ok_or_else(|| {
+            MpiError::new(MPI_ERR_COUNT, "the counts add up to more than memory holds")
+        })?;
+    let red = Reduction::new(op, datatype, dt.clone())?;
+    let (contribution, result) = unsafe { in_out(sendbuf, recvbuf, total, counts[ch.rank], &dt) }?;
+    Ok(reduce::reduce_scatter(
+        Call::start(ch),
+        contribution,
+        result,
+        counts,
+        red,
+    ))
+}
+
+blocking_and_nonblocking!(reduce_scatter, ireduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm)
+    => reduce_scatter_op(sendbuf, recvbuf, ScatterCounts::Each(Counts::Int(recvcounts)), datatype, op, comm));
+blocking_and_nonblocking!(reduce_scatter_c, ireduce_scatter_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm)
+    => reduce_scatter_op(sendbuf, recvbuf, ScatterCounts::Each(Counts::Large(recvcounts)), datatype, op, comm));
+blocking_and_nonblocking!(reduce_scatter_block, ireduce_scatter_block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm)
+    => reduce_scatter_op(sendbuf, recvbuf, ScatterCounts::Block(recvcount as i64), datatype, op, comm));
+blocking_and_nonblocking!(reduce_scatter_block_c, ireduce_scatter_block_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm)
+    => reduce_scatter_op(sendbuf, recvbuf, ScatterCounts::Block(recvcount), datatype, op, comm));
+
+unsafe fn scan_op(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    n: i64,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+    prefix: Prefix,
+) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+    let ch = channel(comm)?;
+    let (n, dt) = typed(n, "count", datatype)?;
+    let red = Reduction::new(op, datatype, dt.clone())?;
+    let (contribution, result) = unsafe { in_out(sendbuf, recvbuf, n, n, &dt) }?;
+    Ok(scan::scan(
+        Call::start(ch),
+        contribution,
+        result,
+        red,
+        prefix,
+    ))
+}
+
+blocking_and_nonblocking!(scan, iscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm)
+    => scan_op(sendbuf, recvbuf, count as i64, datatype, op, comm, Prefix::Inclusive));
+blocking_and_nonblocking!(scan_c, iscan_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm)
+    => scan_op(sendbuf, recvbuf, count, datatype, op, comm, Prefix::Inclusive));
+blocking_and_nonblocking!(exscan, iexscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm)
+    => scan_op(sendbuf, recvbuf, count as i64, datatype, op, comm, Prefix::Exclusive));
+blocking_and_nonblocking!(exscan_c, iexscan_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm)
+    => scan_op(sendbuf, recvbuf, count, datatype, op, comm, Prefix::Exclusive));

@@ -1,0 +1,219 @@
+//! Sessions and process sets through the C ABI: `MPI_Session_*` and
+//! `MPI_Group_from_session_pset`.
+use std::os::raw::{c_char, c_int};
+
+use crate::abi::args::{in_str, out, write_str};
+use crate::abi::boundary;
+use crate::abi::callbacks::*;
+use crate::abi::constants::*;
+use crate::abi::types::*;
+use crate::core::errhandler::ErrhandlerFunction;
+use crate::core::error::{MpiError, MpiResult};
+use crate::core::group::Group;
+use crate::core::info::InfoObject;
+use crate::core::runtime::{self, Runtime};
+use crate::core::session::{parse_thread_level, thread_level_name, Session};
+
+fn invalid(h: MPI_Session) -> MpiError {
+    if h == MPI_SESSION_NULL {
+        MpiError::new(
+            MPI_ERR_SESSION,
+            "MPI_SESSION_NULL is not a valid session here",
+        )
+    } else {
+        MpiError::new(
+            MPI_ERR_SESSION,
+            format!(
+                "handle {:#010x} is not a valid (or a finalized) session",
+                h as u32
+            ),
+        )
+    }
+}
+
+pub fn lookup(rt: &Runtime, h: MPI_Session) -> MpiResult<&Session> {
+    rt.sessions.get(h).ok_or_else(|| invalid(h))
+}
+
+/// `MPI_Session_init`: local. Starts an epoch when none is open.
+pub unsafe fn init(
+    info: MPI_Info,
+    errhandler: MPI_Errhandler,
+    session: *mut MPI_Session,
+) -> MpiResult {
+    let session = unsafe { out(session, "session") }?;
+    let mut rt = runtime::lock();
+    let requested = if info == MPI_INFO_NULL {
+        None
+    } else {
+        crate::abi::info::lookup(&rt, info)?
+            .get("thread_level")?
+            .map(|v| {
+                parse_thread_level(v).ok_or_else(|| {
+                    MpiError::new(
+                        MPI_ERR_INFO_VALUE,
+                        format!("thread_level '{v}' is not an MPI_THREAD_* name"),
+                    )
+                })
+            })
+            .transpose()?
+    };
+    let mut session_info = if info == MPI_INFO_NULL {
+        InfoObject::new()
+    } else {
+        crate::abi::info::lookup(&rt, info)?.clone()
+    };
+    rt.errhandlers.check(errhandler)?;
+    let thread_level = requested.unwrap_or(MPI_THREAD_SINGLE);
+    session_info.set("thread_level", thread_level_name(thread_level))?;
+    let new_epoch = rt.instance.is_none();
+    let epoch = rt.acquire_instance()?;
+    if new_epoch {
+        // Under Hydra a card becomes visible only at a PMI barrier: there,
+        // every process must start its epochs together (README).
+        if let Err(e) = rt.make_cards_visible() {
+            rt.release_instance();
+            return Err(e);
+        }
+    }
+    rt.errhandlers.retain(errhandler)?;
+    *session = rt.sessions.insert(Session {
+        errhandler,
+        info: session_info,
+        thread_level,
+        epoch,
+    });
+    Ok(())
+}
+
+pub unsafe fn finalize(session: *mut MPI_Session) -> MpiResult {
+    let session = unsafe { out(session, "session") }?;
+    let mut rt = runtime::lock();
+    let s = rt
+        .sessions
+        .remove(*session)
+        .ok_or_else(|| invalid(*session))?;
+    let _ = rt.errhandlers.release(s.errhandler);
+    rt.release_instance();
+    *session = MPI_SESSION_NULL;
+    Ok(())
+}
+
+pub unsafe fn get_info(session: MPI_Session, info_used: *mut MPI_Info) -> MpiResult {
+    let info_used = unsafe { out(info_used, "info_used") }?;
+    let mut rt = runtime::lock();
+    let info = lookup(&rt, session)?.info.clone();
+    *info_used = rt.infos.insert(info);
+    Ok(())
+}
+
+pub unsafe fn get_num_psets(
+    session: MPI_Session,
+    _info: MPI_Info,
+    npset_names: *mut c_int,
+) -> MpiResult {
+    let npset_names = unsafe { out(npset_names, "npset_names") }?;
+    let rt = runtime::lock();
+    lookup(&rt, session)?;
+    *npset_names = rt.process()?.psets.len() as c_int;
+    Ok(())
+}
+
+/// `*pset_len == 0` asks for the name's length (with its NUL); otherwise
+/// the name is copied (truncated to `*pset_len - 1` characters) and
+/// `*pset_len` is set to the full length.
+pub unsafe fn get_nth_pset(
+    session: MPI_Session,
+    _info: MPI_Info,
+    n: c_int,
+    pset_len: *mut c_int,
+    pset_name: *mut c_char,
+) -> MpiResult {
+    let pset_len = unsafe { out(pset_len, "pset_len") }?;
+    if *pset_len < 0 {
+        return Err(MpiError::new(
+            MPI_ERR_ARG,
+            format!("pset_len is negative ({})", *pset_len),
+        ));
+    }
+    let rt = runtime::lock();
+    lookup(&rt, session)?;
+    let name = rt.process()?.psets.name(n)?;
+    if *pset_len > 0 {
+        unsafe { write_str(pset_name, *pset_len as usize, name, "pset_name") }?;
+    }
+    *pset_len = name.len() as c_int + 1;
+    Ok(())
+}
+
+pub unsafe fn get_pset_info(
+    session: MPI_Session,
+    pset_name: *const c_char,
+    info: *mut MPI_Info,
+) -> MpiResult {
+    let name = unsafe { in_str(pset_name, "pset_name") }?;
+    let info = unsafe { out(info, "info") }?;
+    let mut rt = runtime::lock();
+    lookup(&rt, session)?;
+    let members = rt.process()?.psets.members(&name)?;
+    let mut pset_info = InfoObject::new();
+    pset_info.set("mpi_size", &members.len().to_string())?;
+    *info = rt.infos.insert(pset_info);
+    Ok(())
+}
+
+pub unsafe fn group_from_session_pset(
+    session: MPI_Session,
+    pset_name: *const c_char,
+    newgroup: *mut MPI_Group,
+) -> MpiResult {
+    let name = unsafe { in_str(pset_name, "pset_name") }?;
+    let newgroup = unsafe { out(newgroup, "newgroup") }?;
+    let mut rt = runtime::lock();
+    lookup(&rt, session)?;
+    let members = rt.process()?.psets.members(&name)?;
+    *newgroup = rt.groups.insert(Group { members });
+    Ok(())
+}
+
+pub unsafe fn create_errhandler(
+    function: MPI_Session_errhandler_function,
+    errhandler: *mut MPI_Errhandler,
+) -> MpiResult {
+    let errhandler = unsafe { out(errhandler, "errhandler") }?;
+    if function.is_none() {
+        return Err(MpiError::new(
+            MPI_ERR_ARG,
+            "the error handler function is NULL",
+        ));
+    }
+    *errhandler = runtime::lock()
+        .errhandlers
+        .create(ErrhandlerFunction::Session(function));
+    Ok(())
+}
+
+pub unsafe fn set_errhandler(session: MPI_Session, errhandler: MPI_Errhandler) -> MpiResult {
+    let mut rt = runtime::lock();
+    lookup(&rt, session)?;
+    rt.errhandlers.retain(errhandler)?;
+    let s = rt
+        .sessions
+        .get_mut(session)
+        .ok_or_else(|| invalid(session))?;
+    let old = std::mem::replace(&mut s.errhandler, errhandler);
+    rt.errhandlers.release(old)
+}
+
+pub unsafe fn get_errhandler(session: MPI_Session, errhandler: *mut MPI_Errhandler) -> MpiResult {
+    let errhandler = unsafe { out(errhandler, "errhandler") }?;
+    let mut rt = runtime::lock();
+    let h = lookup(&rt, session)?.errhandler;
+    rt.errhandlers.retain(h)?;
+    *errhandler = h;
+    Ok(())
+}
+
+pub unsafe fn call_errhandler(session: MPI_Session, errorcode: c_int) -> MpiResult {
+    boundary::call_errhandler_on_session(session, errorcode)
+}

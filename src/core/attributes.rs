@@ -1,0 +1,289 @@
+//! Attribute caching on communicators: keyvals with their copy and delete
+//! callbacks, the values cached on each communicator, and the predefined
+//! attributes (`MPI_TAG_UB`, `MPI_HOST`, `MPI_IO`, `MPI_WTIME_IS_GLOBAL`,
+//! `MPI_UNIVERSE_SIZE`, `MPI_APPNUM`, `MPI_LASTUSEDCODE`), readable on every
+//! communicator. Callbacks are user code: they are called without the
+//! runtime lock (the functions here hand them back to the caller instead).
+use std::os::raw::{c_int, c_void};
+use std::sync::atomic::{AtomicI32, Ordering};
+
+use super::error::{MpiError, MpiResult};
+use super::handles::{HandleTable, ObjectKind};
+use crate::abi::callbacks::{MPI_Comm_copy_attr_function, MPI_Comm_delete_attr_function};
+use crate::abi::constants::*;
+
+pub struct Keyval {
+    pub copy: MPI_Comm_copy_attr_function,
+    pub delete: MPI_Comm_delete_attr_function,
+    pub extra_state: usize,
+    /// `MPI_Comm_free_keyval` was called; the keyval lives while attributes
+    /// use it.
+    freed: bool,
+    uses: usize,
+}
+
+/// The values cached on one communicator, by keyval.
+#[derive(Default, Clone)]
+pub struct Attributes {
+    values: Vec<(c_int, usize)>,
+}
+
+impl Attributes {
+    pub fn get(&self, keyval: c_int) -> Option<usize> {
+        self.values
+            .iter()
+            .find(|(k, _)| *k == keyval)
+            .map(|(_, v)| *v)
+    }
+
+    /// Sets a value; returns the one it replaces.
+    pub fn set(&mut self, keyval: c_int, value: usize) -> Option<usize> {
+        match self.values.iter_mut().find(|(k, _)| *k == keyval) {
+            Some(entry) => Some(std::mem::replace(&mut entry.1, value)),
+            None => {
+                self.values.push((keyval, value));
+                None
+            }
+        }
+    }
+
+    pub fn remove(&mut self, keyval: c_int) -> Option<usize> {
+        let i = self.values.iter().position(|(k, _)| *k == keyval)?;
+        Some(self.values.remove(i).1)
+    }
+
+    pub fn take_all(&mut self) -> Vec<(c_int, usize)> {
+        std::mem::take(&mut self.values)
+    }
+
+    pub fn entries(&self) -> &[(c_int, usize)] {
+        &self.values
+    }
+}
+
+/// A callback to run (without the lock) for one attribute.
+#[derive(Clone, Copy)]
+pub struct DeleteCall {
+    pub function: MPI_Comm_delete_attr_function,
+    pub keyval: c_int,
+    pub value: usize,
+    pub extra_state: usize,
+}
+
+#[derive(Clone, Copy)]
+pub struct CopyCall {
+    pub function: MPI_Comm_copy_attr_function,
+    pub keyval: c_int,
+    pub value: usize,
+    pub extra_state: usize,
+}
+
+pub struct Keyvals {
+    table: HandleTable<Keyval>,
+}
+
+impl Default for Keyvals {
+    fn default() -> Self {
+        Keyvals {
+            table: HandleTable::new(ObjectKind::Keyval),
+        }
+    }
+}
+
+fn invalid(keyval: c_int) -> MpiError {
+    MpiError::new(
+        MPI_ERR_KEYVAL,
+        format!("{keyval:#x} is not a valid communicator keyval"),
+    )
+}
+
+impl Keyvals {
+    pub fn create(
+        &mut self,
+        copy: MPI_Comm_copy_attr_function,
+        delete: MPI_Comm_delete_attr_function,
+        extra_state: usize,
+    ) -> c_int {
+        self.table.insert(Keyval {
+            copy,
+            delete,
+            extra_state,
+            freed: false,
+            uses: 0,
+        })
+    }
+
+    pub fn free(&mut self, keyval: c_int) -> MpiResult {
+        if is_predefined(keyval) {
+            return Err(MpiError::new(
+                MPI_ERR_KEYVAL,
+                "a predefined keyval cannot be freed",
+            ));
+        }
+        let k = self
+            .table
+            .get_mut(keyval)
+            .filter(|k| !k.freed)
+            .ok_or_else(|| invalid(keyval))?;
+        k.freed = true;
+        if k.uses == 0 {
+            self.table.remove(keyval);
+        }
+        Ok(())
+    }
+
+    /// A live keyval (not freed by the user).
+    pub fn get(&self, keyval: c_int) -> MpiResult<&Keyval> {
+        self.table
+            .get(keyval)
+            .filter(|k| !k.freed)
+            .ok_or_else(|| invalid(keyval))
+    }
+
+    /// A keyval still used by attributes, freed or not.
+    fn get_any(&self, keyval: c_int) -> Option<&Keyval> {
+        self.table.get(keyval)
+    }
+
+    pub fn attach(&mut self, keyval: c_int) {
+        if let Some(k) = self.table.get_mut(keyval) {
+            k.uses += 1;
+        }
+    }
+
+    pub fn detach(&mut self, keyval: c_int) {
+        if let Some(k) = self.table.get_mut(keyval) {
+            k.uses = k.uses.saturating_sub(1);
+            if k.freed && k.uses == 0 {
+                self.table.remove(keyval);
+            }
+        }
+    }
+
+    /// The delete callback for an attribute going away (and releases the
+    /// keyval's use).
+    pub fn delete_call(&mut self, keyval: c_int, value: usize) -> DeleteCall {
+        let call = match self.get_any(keyval) {
+            Some(k) => DeleteCall {
+                function: k.delete,
+                keyval,
+                value,
+                extra_state: k.extra_state,
+            },
+            None => DeleteCall {
+                function: None,
+                keyval,
+                value,
+                extra_state: 0,
+            },
+        };
+        self.detach(keyval);
+        call
+    }
+
+    pub fn copy_call(&self, keyval: c_int, value: usize) -> CopyCall {
+        match self.get_any(keyval) {
+            Some(k) => CopyCall {
+                function: k.copy,
+                keyval,
+                value,
+                extra_state: k.extra_state,
+            },
+            None => CopyCall {
+                function: None,
+                keyval,
+                value,
+                extra_state: 0,
+            },
+        }
+    }
+}
+
+pub fn is_predefined(keyval: c_int) -> bool {
+    matches!(
+        keyval,
+        MPI_TAG_UB
+            | MPI_HOST
+            | MPI_IO
+            | MPI_WTIME_IS_GLOBAL
+            | MPI_UNIVERSE_SIZE
+            | MPI_LASTUSEDCODE
+            | MPI_APPNUM
+    )
+}
+
+static TAG_UB_VALUE: AtomicI32 = AtomicI32::new(c_int::MAX);
+static HOST_VALUE: AtomicI32 = AtomicI32::new(MPI_PROC_NULL);
+static IO_VALUE: AtomicI32 = AtomicI32::new(MPI_ANY_SOURCE);
+static WTIME_IS_GLOBAL_VALUE: AtomicI32 = AtomicI32::new(0);
+static UNIVERSE_SIZE_VALUE: AtomicI32 = AtomicI32::new(1);
+static APPNUM_VALUE: AtomicI32 = AtomicI32::new(0);
+static LASTUSEDCODE_VALUE: AtomicI32 = AtomicI32::new(0);
+
+/// Records the job's values for the predefined attributes.
+pub fn set_job_values(universe_size: i32, appnum: i32) {
+    UNIVERSE_SIZE_VALUE.store(universe_size, Ordering::Relaxed);
+    APPNUM_VALUE.store(appnum, Ordering::Relaxed);
+}
+
+/// The address of a predefined attribute's value (an `int` that stays
+/// valid for the life of the process), as `MPI_Comm_get_attr` returns it.
+pub fn predefined_value(keyval: c_int) -> Option<*mut c_void> {
+    let cell = match keyval {
+        MPI_TAG_UB => &TAG_UB_VALUE,
+        MPI_HOST => &HOST_VALUE,
+        MPI_IO => &IO_VALUE,
+        MPI_WTIME_IS_GLOBAL => &WTIME_IS_GLOBAL_VALUE,
+        MPI_UNIVERSE_SIZE => &UNIVERSE_SIZE_VALUE,
+        MPI_APPNUM => &APPNUM_VALUE,
+        MPI_LASTUSEDCODE => {
+            LASTUSEDCODE_VALUE.store(super::error_codes::last_used_code(), Ordering::Relaxed);
+            &LASTUSEDCODE_VALUE
+        }
+        _ => return None,
+    };
+    Some(cell.as_ptr().cast())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attributes_replace_and_keyvals_live_while_used() {
+        let mut a = Attributes::default();
+        assert_eq!(a.set(5, 1), None);
+        assert_eq!(a.set(5, 2), Some(1));
+        assert_eq!(a.get(5), Some(2));
+        assert_eq!(a.remove(5), Some(2));
+        assert_eq!(a.get(5), None);
+
+        let mut k = Keyvals::default();
+        let key = k.create(None, None, 7);
+        k.attach(key);
+        k.free(key).unwrap();
+        assert!(
+            k.get(key).is_err(),
+            "a freed keyval cannot be used for new attributes"
+        );
+        assert_eq!(
+            k.delete_call(key, 3).extra_state,
+            7,
+            "but its callbacks still run"
+        );
+        assert!(
+            k.get_any(key).is_none(),
+            "and it goes with its last attribute"
+        );
+        assert_eq!(k.free(MPI_TAG_UB).unwrap_err().class, MPI_ERR_KEYVAL);
+    }
+
+    #[test]
+    fn predefined_values_point_at_ints() {
+        set_job_values(8, 0);
+        let p = predefined_value(MPI_UNIVERSE_SIZE).unwrap() as *const c_int;
+        // SAFETY: the pointer is to a static AtomicI32 (same layout as int).
+        assert_eq!(unsafe { *p }, 8);
+        assert!(predefined_value(12345).is_none());
+    }
+}

@@ -1,0 +1,190 @@
+//! One collective call in flight: its communicator's [`Channel`] and the
+//! tag of this call, with the asynchronous sends and receives the
+//! algorithms are written with.
+//!
+//! Tags: every collective call on a communicator takes the next number of
+//! that communicator's sequence ([`super::sequence`]); its messages carry
+//! a negative tag made from the number. Members call collectives in the
+//! same order, so they agree on each call's tag, and calls in flight at the
+//! same time (nonblocking ones, or a blocking one while nonblocking ones
+//! run) never take each other's messages.
+//!
+//! Buffers: a posted operation ([`Posted`]) borrows its buffer until it is
+//! completed ([`Call::complete`]), so the buffer outlives the engine's use
+//! of it. Dropping a posted operation that was never completed (an error
+//! path) cancels it if it can and otherwise waits for it, never leaving the
+//! engine with a dangling buffer.
+use std::marker::PhantomData;
+use std::os::raw::c_int;
+use std::task::Poll;
+
+use super::channel::Channel;
+use super::sequence;
+use crate::abi::constants::*;
+use crate::abi::types::{MPI_Comm, MPI_Request, MPI_Status};
+use crate::core::error::{MpiError, MpiResult};
+use crate::core::p2p::engine::invalid_request;
+use crate::core::progress::block_on;
+use crate::core::runtime::{self, Runtime};
+
+pub struct Call {
+    pub ch: Channel,
+    pub tag: c_int,
+}
+
+/// A send or receive started for a call; completed by [`Call::complete`].
+#[must_use = "a posted operation must be completed"]
+pub struct Posted<'a> {
+    id: MPI_Request,
+    _buffer: PhantomData<&'a mut [u8]>,
+}
+
+impl Call {
+    /// Starts a collective call on `ch` with the next tag of its sequence.
+    pub fn start(ch: Channel) -> Call {
+        let tag = sequence::next_tag(ch.context_id);
+        Call { ch, tag }
+    }
+
+    /// A call with a fixed tag (oxmpi's internal agreements, which run
+    /// one at a time and outside the sequence).
+    pub fn with_tag(ch: Channel, tag: c_int) -> Call {
+        Call { ch, tag }
+    }
+
+    /// The channel of a communicator handle (`MPI_ERR_COMM` if invalid);
+    /// no sequence number is taken yet.
+    pub fn channel(comm: MPI_Comm) -> MpiResult<Channel> {
+        Channel::lookup(comm)
+    }
+
+    pub fn rank(&self) -> usize {
+        self.ch.rank
+    }
+
+    pub fn size(&self) -> usize {
+        self.ch.size()
+    }
+
+    pub fn post_send<'a>(&self, dest: usize, data: &'a [u8]) -> MpiResult<Posted<'a>> {
+        let id = self.ch.isend(dest, self.tag, data)?;
+        Ok(Posted {
+            id,
+            _buffer: PhantomData,
+        })
+    }
+
+    pub fn post_recv<'a>(&self, source: usize, buf: &'a mut [u8]) -> MpiResult<Posted<'a>> {
+        let id = self.ch.irecv(source, self.tag, buf)?;
+        Ok(Posted {
+            id,
+            _buffer: PhantomData,
+        })
+    }
+
+    /// Waits for all of `posted`; the first failure (a truncated receive,
+    /// a transport error) is the result, once every one has finished.
+    pub async fn complete(&self, mut posted: Vec<Posted<'_>>) -> MpiResult {
+        let mut first_error: Option<MpiError> = None;
+        std::future::poll_fn(|_| {
+            let mut rt = runtime::lock();
+            for p in posted.iter_mut().filter(|p| p.id != MPI_REQUEST_NULL) {
+                match take_if_complete(&mut rt, p.id) {
+                    Ok(None) => continue,
+                    Ok(Some(result)) => {
+                        if let Err(e) = result {
+                            first_error.get_or_insert(e);
+                        }
+                    }
+                    Err(e) => {
+                        first_error.get_or_insert(e);
+                    }
+                }
+                p.id = MPI_REQUEST_NULL;
+            }
+            if posted.iter().all(|p| p.id == MPI_REQUEST_NULL) {
+                Poll::Ready(())
+            } else {
+                Poll::Pending
+            }
+        })
+        .await;
+        first_error.map_or(Ok(()), Err)
+    }
+
+    pub async fn send(&self, dest: usize, data: &[u8]) -> MpiResult {
+        let s = self.post_send(dest, data)?;
+        self.complete(vec![s]).await
+    }
+
+    pub async fn recv(&self, source: usize, buf: &mut [u8]) -> MpiResult {
+        let r = self.post_recv(source, buf)?;
+        self.complete(vec![r]).await
+    }
+
+    /// Sends `data` to `dest` while receiving into `buf` from `source`.
+    pub async fn exchange(
+        &self,
+        dest: usize,
+        data: &[u8],
+        source: usize,
+        buf: &mut [u8],
+    ) -> MpiResult {
+        let r = self.post_recv(source, buf)?;
+        let s = self.post_send(dest, data)?;
+        self.complete(vec![r, s]).await
+    }
+}
+
+/// The outcome of a request if it has finished (removing it).
+fn take_if_complete(rt: &mut Runtime, id: MPI_Request) -> MpiResult<Option<MpiResult>> {
+    let req = rt
+        .p2p
+        .requests
+        .get_mut(id)
+        .ok_or_else(|| invalid_request(id))?;
+    if !req.complete {
+        return Ok(None);
+    }
+    let error = req.error.take();
+    let status = rt.p2p.take_completed(id)?.expect("the request is complete");
+    Ok(Some(match error {
+        Some(e) => Err(e),
+        None => status_result(&status),
+    }))
+}
+
+/// A finished receive's status as a result: collectives receive whole
+/// blocks, so a message larger than its block means the members' type
+/// signatures do not match.
+fn status_result(status: &MPI_Status) -> MpiResult {
+    match status.MPI_ERROR {
+        MPI_SUCCESS => Ok(()),
+        MPI_ERR_TRUNCATE => Err(MpiError::new(
+            MPI_ERR_TRUNCATE,
+            format!(
+                "rank {} sent more data than this collective call expects from it ({} bytes kept): \
+                 the members' counts and datatypes do not match",
+                status.MPI_SOURCE,
+                status.byte_count()
+            ),
+        )),
+        class => Err(MpiError::new(
+            class,
+            "a transfer of the collective call failed",
+        )),
+    }
+}
+
+impl Drop for Posted<'_> {
+    fn drop(&mut self) {
+        if self.id == MPI_REQUEST_NULL {
+            return;
+        }
+        let id = self.id;
+        // A receive that has not matched yet can be cancelled; anything
+        // else is waited for, so the buffer is not released under it.
+        let _ = runtime::lock().p2p.cancel(id);
+        let _ = block_on(|rt| take_if_complete(rt, id));
+    }
+}

@@ -1,0 +1,65 @@
+//! Collective call numbers: each communicator (by its collective context
+//! id) counts the collective calls made on it, and a call's messages carry
+//! a tag derived from its number. The tags are negative (never `-1`, which
+//! is `MPI_ANY_TAG`, and below the few fixed internal tags), so they never
+//! meet a program's own messages, and they repeat only after 2^30 calls.
+//!
+//! The counters live here, keyed by context id, rather than in the
+//! communicator: context ids are never reused while a process lives (the
+//! epoch is in their high bits and the per-epoch numbers only grow), so a
+//! counter never outlives its communicator's identity. Counters of older
+//! epochs are dropped when a newer epoch's first collective runs.
+use std::collections::HashMap;
+use std::os::raw::c_int;
+use std::sync::Mutex;
+
+use once_cell::sync::Lazy;
+
+use crate::core::runtime::epoch_of_context;
+
+/// The tag of call number 0; call n uses `FIRST_TAG - (n mod SPAN)`.
+pub const FIRST_TAG: c_int = -16;
+const SPAN: u32 = 1 << 30;
+
+static COUNTERS: Lazy<Mutex<HashMap<u64, u32>>> = Lazy::new(|| Mutex::new(HashMap::new()));
+
+/// The tag of the next collective call on the communicator whose
+/// collective context id is `context_id`.
+pub fn next_tag(context_id: u64) -> c_int {
+    let mut counters = COUNTERS.lock().unwrap_or_else(|e| e.into_inner());
+    if !counters.contains_key(&context_id) {
+        let epoch = epoch_of_context(context_id);
+        counters.retain(|&k, _| epoch_of_context(k) >= epoch);
+    }
+    let n = counters.entry(context_id).or_insert(0);
+    let tag = FIRST_TAG - (*n % SPAN) as c_int;
+    *n = n.wrapping_add(1);
+    tag
+}
+
+/// Forgets a communicator's counter (if context ids ever become reusable,
+/// freeing a communicator must call this).
+pub fn forget(context_id: u64) {
+    COUNTERS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(&context_id);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tags_are_negative_distinct_and_per_communicator() {
+        let a = (7u64 << 40) | 1001;
+        let b = (7u64 << 40) | 1003;
+        let t0 = next_tag(a);
+        let t1 = next_tag(a);
+        assert_eq!((t0, t1), (FIRST_TAG, FIRST_TAG - 1));
+        assert_eq!(next_tag(b), FIRST_TAG);
+        assert!(t1 < -1);
+        forget(a);
+        assert_eq!(next_tag(a), FIRST_TAG);
+    }
+}

@@ -1,0 +1,204 @@
+//! Datatype handles: the predefined types (a fixed table, read without any
+//! lock) and user types in a handle table behind their own `RwLock`, never
+//! the runtime lock, so datatype calls work before init, after finalize and
+//! from any thread while communication runs.
+//!
+//! A user handle names an `Arc<Datatype>`; freeing the handle drops only
+//! the table's reference, so derived types and operations in flight that
+//! hold the type keep it. `MPI_Type_get_contents` hands out the same
+//! handle again while it is live (counting one more reference, as MPICH
+//! does: each returned handle is freed once), or a new one after it was
+//! freed.
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use once_cell::sync::Lazy;
+
+use super::builtin::{self, PrimId, BUILTINS, PAIR_HANDLE_COUNT};
+use super::Datatype;
+use crate::abi::constants::*;
+use crate::abi::types::MPI_Datatype;
+use crate::core::error::{MpiError, MpiResult};
+use crate::core::handles::{HandleTable, ObjectKind};
+
+struct Entry {
+    datatype: Arc<Datatype>,
+    name: String,
+    /// Handle references: 1, plus one per `get_contents` that returned it.
+    refs: usize,
+}
+
+struct Registry {
+    user: HandleTable<Entry>,
+    /// Names set on predefined types with `MPI_Type_set_name`.
+    renamed: HashMap<MPI_Datatype, String>,
+}
+
+/// The predefined types, indexed like `BUILTINS`.
+static PREDEFINED: Lazy<Vec<Arc<Datatype>>> = Lazy::new(|| {
+    (0..BUILTINS.len())
+        .map(|i| Arc::new(Datatype::predefined(i as PrimId)))
+        .collect()
+});
+
+static REGISTRY: Lazy<RwLock<Registry>> = Lazy::new(|| {
+    let mut user = HandleTable::new(ObjectKind::Datatype);
+    // The pair types own DIRECT indexes 0..=4; park their rows there so
+    // no user type ever gets one of those handles.
+    for i in 0..PAIR_HANDLE_COUNT {
+        let handle = MPI_FLOAT_INT + i as MPI_Datatype;
+        let (id, _) = builtin::find(handle).expect("pair types are in the builtin table");
+        let parked = user.insert(Entry {
+            datatype: PREDEFINED[id as usize].clone(),
+            name: String::new(),
+            refs: 1,
+        });
+        assert_eq!(parked, handle);
+    }
+    RwLock::new(Registry {
+        user,
+        renamed: HashMap::new(),
+    })
+});
+
+fn read() -> RwLockReadGuard<'static, Registry> {
+    REGISTRY.read().unwrap_or_else(|e| e.into_inner())
+}
+
+fn write() -> RwLockWriteGuard<'static, Registry> {
+    REGISTRY.write().unwrap_or_else(|e| e.into_inner())
+}
+
+fn invalid(h: MPI_Datatype) -> MpiError {
+    if h == MPI_DATATYPE_NULL {
+        MpiError::new(
+            MPI_ERR_TYPE,
+            "MPI_DATATYPE_NULL is not a valid datatype here",
+        )
+    } else {
+        MpiError::new(
+            MPI_ERR_TYPE,
+            format!(
+                "handle {:#010x} is not a valid (or a freed) datatype",
+                h as u32
+            ),
+        )
+    }
+}
+
+/// The predefined type of a handle, without locking.
+pub fn predefined(h: MPI_Datatype) -> Option<&'static Arc<Datatype>> {
+    let (id, _) = builtin::find(h)?;
+    Some(&PREDEFINED[id as usize])
+}
+
+/// Whether `h` is a predefined datatype handle.
+pub fn is_predefined(h: MPI_Datatype) -> bool {
+    predefined(h).is_some()
+}
+
+/// The datatype a handle names: predefined or user, committed or not.
+pub fn lookup(h: MPI_Datatype) -> MpiResult<Arc<Datatype>> {
+    if let Some(t) = predefined(h) {
+        return Ok(t.clone());
+    }
+    read()
+        .user
+        .get(h)
+        .map(|e| e.datatype.clone())
+        .ok_or_else(|| invalid(h))
+}
+
+/// As [`lookup`], for communication: a derived type must be committed.
+pub fn lookup_committed(h: MPI_Datatype) -> MpiResult<Arc<Datatype>> {
+    let t = lookup(h)?;
+    if !t.is_committed() {
+        return Err(MpiError::new(
+            MPI_ERR_TYPE,
+            format!(
+                "datatype {:#010x} is not committed (call MPI_Type_commit first)",
+                h as u32
+            ),
+        ));
+    }
+    Ok(t)
+}
+
+/// Gives a new type a handle.
+pub fn register(t: Datatype) -> MPI_Datatype {
+    write().user.insert(Entry {
+        datatype: Arc::new(t),
+        name: String::new(),
+        refs: 1,
+    })
+}
+
+/// `MPI_Type_free`: drops one handle reference.
+pub fn free(h: MPI_Datatype) -> MpiResult {
+    if is_predefined(h) {
+        return Err(MpiError::new(
+            MPI_ERR_TYPE,
+            "a predefined datatype cannot be freed",
+        ));
+    }
+    let mut reg = write();
+    let entry = reg.user.get_mut(h).ok_or_else(|| invalid(h))?;
+    entry.refs -= 1;
+    if entry.refs == 0 {
+        reg.user.remove(h);
+    }
+    Ok(())
+}
+
+/// A handle for `t`, which a type's contents name as `h`: `h` itself while
+/// it still names `t` (one more reference), else a new handle.
+pub fn handle_for(h: MPI_Datatype, t: &Arc<Datatype>) -> MPI_Datatype {
+    if is_predefined(h) {
+        return h;
+    }
+    let mut reg = write();
+    if let Some(entry) = reg.user.get_mut(h) {
+        if Arc::ptr_eq(&entry.datatype, t) {
+            entry.refs += 1;
+            return h;
+        }
+    }
+    reg.user.insert(Entry {
+        datatype: t.clone(),
+        name: String::new(),
+        refs: 1,
+    })
+}
+
+pub fn set_name(h: MPI_Datatype, name: &str) -> MpiResult {
+    if is_predefined(h) {
+        write().renamed.insert(h, name.to_string());
+        return Ok(());
+    }
+    let mut reg = write();
+    reg.user.get_mut(h).ok_or_else(|| invalid(h))?.name = name.to_string();
+    Ok(())
+}
+
+/// The type's name: set by the program, else the predefined name, else "".
+pub fn name(h: MPI_Datatype) -> MpiResult<String> {
+    let reg = read();
+    if let Some(t) = predefined(h) {
+        let name = reg
+            .renamed
+            .get(&h)
+            .map(String::as_str)
+            .or(t.predefined_name())
+            .unwrap_or("");
+        return Ok(name.to_string());
+    }
+    reg.user
+        .get(h)
+        .map(|e| e.name.clone())
+        .ok_or_else(|| invalid(h))
+}
+
+/// Live user datatype handles (for leak checks).
+pub fn user_handle_count() -> usize {
+    read().user.len() - PAIR_HANDLE_COUNT
+}

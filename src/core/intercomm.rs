@@ -1,0 +1,361 @@
+//! Intercommunicators: two disjoint groups; point-to-point ranks name the
+//! remote group. Every process of both groups agrees on one context
+//! number: each group agrees on its largest free number, the two leaders
+//! exchange theirs, and the larger is sent to every member. An
+//! intercommunicator reserves four context ids: `cid` for point-to-point,
+//! `cid + 1` between the leaders, `cid + 2` inside the local group and
+//! `cid + 3` for the merged communicator's agreement.
+use std::os::raw::c_int;
+use std::sync::Arc;
+
+use super::collective::algorithms::allreduce_max_u64;
+use super::collective::channel::{Channel, COLLECTIVE_TAG};
+use super::comm::{Communicator, ProcessId};
+use super::comm_constructors::{group_of, pre_context_number};
+use super::error::{MpiError, MpiResult};
+use super::info::InfoObject;
+use super::runtime::{self, context_id};
+use crate::abi::constants::*;
+use crate::abi::types::{MPI_Comm, MPI_Errhandler, MPI_Group};
+
+/// Context ids an intercommunicator takes.
+const INTERCOMM_CONTEXTS: u64 = 4;
+
+fn encode(values: &[u64]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+fn decode(bytes: &[u8]) -> Vec<u64> {
+    bytes
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+        .collect()
+}
+
+/// Sends a variable-length list of numbers (its length first).
+fn send_list(ch: &Channel, dest: usize, tag: c_int, values: &[u64]) -> MpiResult {
+    let len = (values.len() as u64).to_le_bytes();
+    let body = encode(values);
+    let a = ch.isend(dest, tag, &len)?;
+    let b = ch.isend(dest, tag, &body)?;
+    ch.wait_all(&[a, b]).map(|_| ())
+}
+
+fn recv_list(ch: &Channel, source: usize, tag: c_int) -> MpiResult<Vec<u64>> {
+    let mut len = [0u8; 8];
+    let r = ch.irecv(source, tag, &mut len)?;
+    ch.wait_all(&[r])?;
+    let mut body = vec![0u8; u64::from_le_bytes(len) as usize * 8];
+    let r = ch.irecv(source, tag, &mut body)?;
+    ch.wait_all(&[r])?;
+    Ok(decode(&body))
+}
+
+/// The leader sends `values` to every other member of `ch`; the others
+/// receive them.
+fn share_from_leader(ch: &Channel, leader: usize, values: &[u64]) -> MpiResult<Vec<u64>> {
+    if ch.rank == leader {
+        for r in (0..ch.size()).filter(|&r| r != leader) {
+            send_list(ch, r, COLLECTIVE_TAG, values)?;
+        }
+        Ok(values.to_vec())
+    } else {
+        recv_list(ch, leader, COLLECTIVE_TAG)
+    }
+}
+
+/// This process's proposal: its next free context number (reserved).
+fn reserve_proposal() -> u64 {
+    let mut rt = runtime::lock();
+    let n = rt.next_context_number;
+    rt.next_context_number += INTERCOMM_CONTEXTS;
+    n
+}
+
+fn settle(number: u64) {
+    let mut rt = runtime::lock();
+    rt.next_context_number = rt.next_context_number.max(number + INTERCOMM_CONTEXTS);
+}
+
+fn check_leader(leader: c_int, size: usize, what: &str) -> MpiResult {
+    if leader < 0 || leader as usize >= size {
+        return Err(MpiError::new(
+            MPI_ERR_RANK,
+            format!("{what} {leader} is not in 0..{size}"),
+        ));
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn install(
+    local: Arc<[ProcessId]>,
+    rank: usize,
+    remote: Arc<[ProcessId]>,
+    epoch: u64,
+    number: u64,
+    errhandler: MPI_Errhandler,
+) -> MpiResult<MPI_Comm> {
+    let mut rt = runtime::lock();
+    rt.errhandlers.retain(errhandler)?;
+    Ok(rt.comms.insert(Communicator {
+        members: local,
+        rank,
+        context_id: context_id(epoch, number),
+        epoch,
+        errhandler,
+        name: String::new(),
+        info: InfoObject::new(),
+        remote: Some(remote),
+        attributes: Default::default(),
+    }))
+}
+
+/// `MPI_Intercomm_create`: the leaders talk on `peer_comm` with `tag`.
+pub fn create(
+    local_comm: MPI_Comm,
+    local_leader: c_int,
+    peer_comm: MPI_Comm,
+    remote_leader: c_int,
+    tag: c_int,
+) -> MpiResult<MPI_Comm> {
+    let (local, epoch, errhandler) = {
+        let rt = runtime::lock();
+        let c = rt.comms.get(local_comm)?;
+        if c.is_inter() {
+            return Err(MpiError::new(
+                MPI_ERR_COMM,
+                "the local communicator is an intercommunicator",
+            ));
+        }
+        (Channel::of(c), c.epoch, c.errhandler)
+    };
+    check_leader(local_leader, local.size(), "local_leader")?;
+    let proposal = allreduce_max_u64(&local, reserve_proposal())?;
+    let mut remote_members = Vec::new();
+    let mut number = proposal;
+    if local.rank == local_leader as usize {
+        let peer = {
+            let rt = runtime::lock();
+            let p = rt.comms.get(peer_comm)?;
+            p.check_rank(remote_leader)?;
+            Channel {
+                members: p.peers().clone(),
+                rank: p.rank,
+                context_id: p.context_id,
+            }
+        };
+        let mut mine = vec![proposal];
+        mine.extend(local.members.iter().map(|&p| p as u64));
+        let theirs = if peer.rank < remote_leader as usize {
+            send_list(&peer, remote_leader as usize, tag, &mine)?;
+            recv_list(&peer, remote_leader as usize, tag)?
+        } else {
+            let t = recv_list(&peer, remote_leader as usize, tag)?;
+            send_list(&peer, remote_leader as usize, tag, &mine)?;
+            t
+        };
+        number = number.max(theirs[0]);
+        remote_members = theirs[1..].to_vec();
+    }
+    let mut shared = vec![number];
+    shared.extend(remote_members.iter());
+    let shared = share_from_leader(&local, local_leader as usize, &shared)?;
+    let number = shared[0];
+    settle(number);
+    let remote: Arc<[ProcessId]> = shared[1..].iter().map(|&p| p as ProcessId).collect();
+    if remote.iter().any(|p| local.members.contains(p)) {
+        return Err(MpiError::new(
+            MPI_ERR_COMM,
+            "the two groups of an intercommunicator overlap",
+        ));
+    }
+    install(
+        local.members.clone(),
+        local.rank,
+        remote,
+        epoch,
+        number,
+        errhandler,
+    )
+}
+
+/// `MPI_Intercomm_create_from_groups`: no parent communicator; the groups'
+/// members and the string tag define where the agreement happens.
+pub fn create_from_groups(
+    local_group: MPI_Group,
+    local_leader: c_int,
+    remote_group: MPI_Group,
+    remote_leader: c_int,
+    tag: &str,
+    errhandler: MPI_Errhandler,
+) -> MpiResult<MPI_Comm> {
+    let (local, remote, epoch, me, use_count) = {
+        let mut rt = runtime::lock();
+        let local = group_of(&rt, local_group)?;
+        let remote = group_of(&rt, remote_group)?;
+        rt.errhandlers.check(errhandler)?;
+        let epoch = rt
+            .current_epoch()
+            .ok_or_else(|| MpiError::new(MPI_ERR_OTHER, "no session or world model is open"))?;
+        let me = rt.process()?.placement.rank;
+        let mut all = local.members.to_vec();
+        all.extend(remote.members.iter());
+        all.sort_unstable();
+        let count = rt
+            .creation_counts
+            .entry((format!("intercomm:{tag}"), all))
+            .or_insert(0);
+        *count += 1;
+        (local, remote, epoch, me, *count)
+    };
+    check_leader(local_leader, local.size(), "local_leader")?;
+    check_leader(remote_leader, remote.size(), "remote_leader")?;
+    if remote.members.iter().any(|p| local.members.contains(p)) {
+        return Err(MpiError::new(
+            MPI_ERR_GROUP,
+            "the local and remote groups overlap",
+        ));
+    }
+    let rank = local.rank_of(me).ok_or_else(|| {
+        MpiError::new(
+            MPI_ERR_GROUP,
+            "the calling process is not in the local group",
+        )
+    })?;
+    let local_ch = Channel {
+        members: local.members.clone(),
+        rank,
+        context_id: context_id(
+            epoch,
+            pre_context_number(&format!("intercomm-local:{tag}"), &local.members, use_count),
+        ),
+    };
+    let proposal = allreduce_max_u64(&local_ch, reserve_proposal())?;
+    let mut number = proposal;
+    if rank == local_leader as usize {
+        let a = local.members[local_leader as usize];
+        let b = remote.members[remote_leader as usize];
+        let pair: Arc<[ProcessId]> = vec![a.min(b), a.max(b)].into();
+        let mut all = local.members.to_vec();
+        all.extend(remote.members.iter());
+        all.sort_unstable();
+        let leaders = Channel {
+            members: pair,
+            rank: usize::from(a > b),
+            context_id: context_id(
+                epoch,
+                pre_context_number(&format!("intercomm-leaders:{tag}"), &all, use_count),
+            ),
+        };
+        let mut theirs = [0u8; 8];
+        leaders.exchange(
+            1 - leaders.rank,
+            &proposal.to_le_bytes(),
+            1 - leaders.rank,
+            &mut theirs,
+        )?;
+        number = number.max(u64::from_le_bytes(theirs));
+    }
+    let number = share_from_leader(&local_ch, local_leader as usize, &[number])?[0];
+    settle(number);
+    install(
+        local.members.clone(),
+        rank,
+        remote.members.clone(),
+        epoch,
+        number,
+        errhandler,
+    )
+}
+
+/// `MPI_Intercomm_merge`: the group with `high` false comes first (on a
+/// tie, the group whose leader has the lower job rank).
+pub fn merge(intercomm: MPI_Comm, high: bool) -> MpiResult<MPI_Comm> {
+    let (local, remote, rank, cid, epoch, errhandler) = {
+        let rt = runtime::lock();
+        let c = rt.comms.get(intercomm)?;
+        let remote = c.remote.clone().ok_or_else(|| {
+            MpiError::new(
+                MPI_ERR_COMM,
+                "MPI_Intercomm_merge needs an intercommunicator",
+            )
+        })?;
+        (
+            c.members.clone(),
+            remote,
+            c.rank,
+            c.context_id,
+            c.epoch,
+            c.errhandler,
+        )
+    };
+    let local_ch = Channel {
+        members: local.clone(),
+        rank,
+        context_id: cid + 2,
+    };
+    let mut remote_high = 0u64;
+    if rank == 0 {
+        let a = local[0];
+        let b = remote[0];
+        let leaders = Channel {
+            members: vec![a.min(b), a.max(b)].into(),
+            rank: usize::from(a > b),
+            context_id: cid + 1,
+        };
+        let mut theirs = [0u8; 8];
+        leaders.exchange(
+            1 - leaders.rank,
+            &(high as u64).to_le_bytes(),
+            1 - leaders.rank,
+            &mut theirs,
+        )?;
+        remote_high = u64::from_le_bytes(theirs);
+    }
+    let remote_high = share_from_leader(&local_ch, 0, &[remote_high])?[0] != 0;
+    let local_first = if high != remote_high {
+        !high
+    } else {
+        local[0] < remote[0]
+    };
+    let merged: Arc<[ProcessId]> = if local_first {
+        local.iter().chain(remote.iter()).copied().collect()
+    } else {
+        remote.iter().chain(local.iter()).copied().collect()
+    };
+    let my_rank = if local_first {
+        rank
+    } else {
+        remote.len() + rank
+    };
+    let merged_ch = Channel {
+        members: merged.clone(),
+        rank: my_rank,
+        context_id: cid + 3,
+    };
+    let proposal = {
+        let mut rt = runtime::lock();
+        let n = rt.next_context_number;
+        rt.next_context_number += 2;
+        n
+    };
+    let number = allreduce_max_u64(&merged_ch, proposal)?;
+    {
+        let mut rt = runtime::lock();
+        rt.next_context_number = rt.next_context_number.max(number + 2);
+    }
+    let mut rt = runtime::lock();
+    rt.errhandlers.retain(errhandler)?;
+    Ok(rt.comms.insert(Communicator {
+        members: merged,
+        rank: my_rank,
+        context_id: context_id(epoch, number),
+        epoch,
+        errhandler,
+        name: String::new(),
+        info: InfoObject::new(),
+        remote: None,
+        attributes: Default::default(),
+    }))
+}

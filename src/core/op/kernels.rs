@@ -1,0 +1,437 @@
+//! The predefined operations on packed values of one basic kind:
+//! `inout[i] = input[i] op inout[i]`, element by element, on byte slices in
+//! the packed (native, little-endian) form. Which kinds each operation is
+//! defined for follows MPI 4.1 §6.9.2, by kind:
+//!
+//! | operations            | kinds |
+//! |-----------------------|-------|
+//! | MAX, MIN              | integers (C, Fortran, fixed-size, `MPI_CHAR` as MPICH allows), `MPI_AINT`/`OFFSET`/`COUNT`, floating point |
+//! | SUM, PROD             | the same, and complex |
+//! | LAND, LOR, LXOR       | integers, C `bool`, Fortran `LOGICAL` |
+//! | BAND, BOR, BXOR       | integers, `MPI_AINT`/`OFFSET`/`COUNT`, `MPI_BYTE` |
+//! | MINLOC, MAXLOC        | the pair types |
+//! | REPLACE, NO_OP        | every kind (RMA accumulates) |
+//!
+//! The kinds do not tell `MPI_INT` from `MPI_INTEGER`, so the logical
+//! operations are accepted on Fortran integers too. Not supported:
+//! SUM/PROD on `MPI_REAL16` and `MPI_COMPLEX32` (binary128, see
+//! [`super::extended`]), anything on `MPI_WCHAR` and `MPI_PACKED`.
+use std::cmp::Ordering;
+
+use super::extended::{self, X87Op, X87_BYTES};
+use super::BuiltinOp::{self, *};
+use crate::core::datatype::BasicKind::{self, *};
+
+/// Whether `op` is defined on values of `kind`.
+pub fn supports(op: BuiltinOp, kind: BasicKind) -> bool {
+    let integer = matches!(
+        kind,
+        Int8 | Int16 | Int32 | Int64 | Uint8 | Uint16 | Uint32 | Uint64 | Char
+    );
+    let address = matches!(kind, Aint | Offset | Count);
+    let float = matches!(kind, Float16 | Float32 | Float64 | LongDouble | Float128);
+    let complex = matches!(kind, ComplexFloat | ComplexDouble | ComplexLongDouble);
+    let arithmetic_ok = match kind {
+        Float128 => false,
+        LongDouble | ComplexLongDouble => extended::x87_available(),
+        _ => true,
+    };
+    match op {
+        Max | Min => integer || address || float,
+        Sum | Prod => (integer || address || float || complex) && arithmetic_ok,
+        Land | Lor | Lxor => integer || matches!(kind, Bool | Logical),
+        Band | Bor | Bxor => integer || address || kind == Byte,
+        Minloc | Maxloc => kind.pair_parts().is_some(),
+        Replace | NoOp => true,
+    }
+}
+
+/// Applies `op` to `input` and `inout`, which hold the same number of
+/// packed `kind` values. `op` must support `kind` ([`supports`]).
+pub fn apply(op: BuiltinOp, kind: BasicKind, input: &[u8], inout: &mut [u8]) {
+    debug_assert_eq!(input.len(), inout.len());
+    debug_assert!(supports(op, kind), "{op:?} on {kind:?}");
+    match op {
+        Replace => return inout.copy_from_slice(input),
+        NoOp => return,
+        Minloc | Maxloc => return locate(op == Maxloc, kind, input, inout),
+        _ => {}
+    }
+    match kind {
+        Int8 | Char => integer_i8(op, input, inout),
+        Int16 => integer_i16(op, input, inout),
+        Int32 | Logical => integer_i32(op, input, inout),
+        Int64 | Aint | Offset | Count => integer_i64(op, input, inout),
+        Uint8 | Bool | Byte => integer_u8(op, input, inout),
+        Uint16 => integer_u16(op, input, inout),
+        Uint32 => integer_u32(op, input, inout),
+        Uint64 => integer_u64(op, input, inout),
+        Float32 => float_f32(op, input, inout),
+        Float64 => float_f64(op, input, inout),
+        Float16 => half(op, input, inout),
+        LongDouble => long_double(op, input, inout),
+        Float128 => quad(op, input, inout),
+        ComplexFloat => complex_f32(op, input, inout),
+        ComplexDouble => complex_f64(op, input, inout),
+        ComplexLongDouble => complex_long_double(op, input, inout),
+        _ => unreachable!("{op:?} is not defined on {kind:?}"),
+    }
+}
+
+/// A fixed-size value read from and written to packed bytes.
+trait Scalar: Copy + PartialOrd {
+    const SIZE: usize;
+    fn load(b: &[u8]) -> Self;
+    fn store(self, b: &mut [u8]);
+}
+
+macro_rules! scalar {
+    ($($t:ty),*) => {$(
+        impl Scalar for $t {
+            const SIZE: usize = std::mem::size_of::<$t>();
+            #[inline]
+            fn load(b: &[u8]) -> Self {
+                <$t>::from_ne_bytes(b[..Self::SIZE].try_into().expect("one value"))
+            }
+            #[inline]
+            fn store(self, b: &mut [u8]) {
+                b[..Self::SIZE].copy_from_slice(&self.to_ne_bytes())
+            }
+        }
+    )*};
+}
+scalar!(i8, i16, i32, i64, u8, u16, u32, u64, f32, f64);
+
+/// `inout[i] = f(input[i], inout[i])` over values of `T`.
+#[inline]
+fn each<T: Scalar>(input: &[u8], inout: &mut [u8], f: impl Fn(T, T) -> T) {
+    for (a, b) in input
+        .chunks_exact(T::SIZE)
+        .zip(inout.chunks_exact_mut(T::SIZE))
+    {
+        f(T::load(a), T::load(b)).store(b);
+    }
+}
+
+/// As MPICH: `max(a, b) = a > b ? a : b` (with a NaN, the inout value
+/// unless the input is the larger one).
+#[inline]
+fn max<T: PartialOrd>(a: T, b: T) -> T {
+    if a > b {
+        a
+    } else {
+        b
+    }
+}
+
+#[inline]
+fn min<T: PartialOrd>(a: T, b: T) -> T {
+    if a < b {
+        a
+    } else {
+        b
+    }
+}
+
+macro_rules! integer {
+    ($name:ident, $t:ty) => {
+        fn $name(op: BuiltinOp, input: &[u8], inout: &mut [u8]) {
+            match op {
+                Max => each::<$t>(input, inout, max),
+                Min => each::<$t>(input, inout, min),
+                Sum => each::<$t>(input, inout, <$t>::wrapping_add),
+                Prod => each::<$t>(input, inout, <$t>::wrapping_mul),
+                Land => each::<$t>(input, inout, |a, b| (a != 0 && b != 0) as $t),
+                Lor => each::<$t>(input, inout, |a, b| (a != 0 || b != 0) as $t),
+                Lxor => each::<$t>(input, inout, |a, b| ((a != 0) != (b != 0)) as $t),
+                Band => each::<$t>(input, inout, |a, b| a & b),
+                Bor => each::<$t>(input, inout, |a, b| a | b),
+                Bxor => each::<$t>(input, inout, |a, b| a ^ b),
+                _ => unreachable!("{op:?} on an integer"),
+            }
+        }
+    };
+}
+integer!(integer_i8, i8);
+integer!(integer_i16, i16);
+integer!(integer_i32, i32);
+integer!(integer_i64, i64);
+integer!(integer_u8, u8);
+integer!(integer_u16, u16);
+integer!(integer_u32, u32);
+integer!(integer_u64, u64);
+
+macro_rules! float {
+    ($name:ident, $complex:ident, $t:ty) => {
+        fn $name(op: BuiltinOp, input: &[u8], inout: &mut [u8]) {
+            match op {
+                Max => each::<$t>(input, inout, max),
+                Min => each::<$t>(input, inout, min),
+                Sum => each::<$t>(input, inout, |a, b| a + b),
+                Prod => each::<$t>(input, inout, |a, b| a * b),
+                _ => unreachable!("{op:?} on a floating-point type"),
+            }
+        }
+
+        /// Complex numbers: (real, imaginary) pairs.
+        fn $complex(op: BuiltinOp, input: &[u8], inout: &mut [u8]) {
+            const N: usize = std::mem::size_of::<$t>();
+            for (a, b) in input.chunks_exact(2 * N).zip(inout.chunks_exact_mut(2 * N)) {
+                let (ar, ai) = (<$t>::load(a), <$t>::load(&a[N..]));
+                let (br, bi) = (<$t>::load(b), <$t>::load(&b[N..]));
+                let (r, i) = match op {
+                    Sum => (ar + br, ai + bi),
+                    Prod => (ar * br - ai * bi, ar * bi + ai * br),
+                    _ => unreachable!("{op:?} on a complex type"),
+                };
+                r.store(b);
+                i.store(&mut b[N..]);
+            }
+        }
+    };
+}
+float!(float_f32, complex_f32, f32);
+float!(float_f64, complex_f64, f64);
+
+fn half(op: BuiltinOp, input: &[u8], inout: &mut [u8]) {
+    each::<u16>(input, inout, |a, b| {
+        let (x, y) = (extended::f16_to_f64(a), extended::f16_to_f64(b));
+        match op {
+            Max if x > y => a,
+            Max => b,
+            Min if x < y => a,
+            Min => b,
+            Sum => extended::f64_to_f16(x + y),
+            Prod => extended::f64_to_f16(x * y),
+            _ => unreachable!("{op:?} on MPIX_C_FLOAT16"),
+        }
+    })
+}
+
+/// `a op b` for x87 values (an x87 unit exists: [`supports`] checked).
+fn x87(op: X87Op, a: &[u8], b: &[u8]) -> [u8; X87_BYTES] {
+    extended::x87_arith(op, a, b).expect("x87 arithmetic is available")
+}
+
+/// `MPI_LONG_DOUBLE`: 16-byte slots, the value in the first 10 bytes (the
+/// padding of `inout` is kept).
+fn long_double(op: BuiltinOp, input: &[u8], inout: &mut [u8]) {
+    for (a, b) in input.chunks_exact(16).zip(inout.chunks_exact_mut(16)) {
+        let result = match op {
+            Max if extended::x87_cmp(a, b) == Some(Ordering::Greater) => {
+                a[..X87_BYTES].try_into().expect("10 bytes")
+            }
+            Min if extended::x87_cmp(a, b) == Some(Ordering::Less) => {
+                a[..X87_BYTES].try_into().expect("10 bytes")
+            }
+            Max | Min => continue,
+            Sum => x87(X87Op::Add, a, b),
+            Prod => x87(X87Op::Mul, a, b),
+            _ => unreachable!("{op:?} on MPI_LONG_DOUBLE"),
+        };
+        b[..X87_BYTES].copy_from_slice(&result);
+    }
+}
+
+/// `MPI_C_LONG_DOUBLE_COMPLEX`: two 16-byte x87 slots.
+fn complex_long_double(op: BuiltinOp, input: &[u8], inout: &mut [u8]) {
+    for (a, b) in input.chunks_exact(32).zip(inout.chunks_exact_mut(32)) {
+        let (ar, ai) = (&a[..16], &a[16..]);
+        let (br, bi) = (&b[..16], &b[16..]);
+        let (r, i) = match op {
+            Sum => (x87(X87Op::Add, ar, br), x87(X87Op::Add, ai, bi)),
+            Prod => {
+                let real = x87(
+                    X87Op::Add,
+                    &x87(X87Op::Mul, ar, br),
+                    &extended::x87_neg(&x87(X87Op::Mul, ai, bi)),
+                );
+                let imaginary = x87(
+                    X87Op::Add,
+                    &x87(X87Op::Mul, ar, bi),
+                    &x87(X87Op::Mul, ai, br),
+                );
+                (real, imaginary)
+            }
+            _ => unreachable!("{op:?} on a long double complex"),
+        };
+        b[..X87_BYTES].copy_from_slice(&r);
+        b[16..16 + X87_BYTES].copy_from_slice(&i);
+    }
+}
+
+/// `MPI_REAL16` (binary128): MAX and MIN only.
+fn quad(op: BuiltinOp, input: &[u8], inout: &mut [u8]) {
+    for (a, b) in input.chunks_exact(16).zip(inout.chunks_exact_mut(16)) {
+        let take = match op {
+            Max => extended::f128_cmp(a, b) == Some(Ordering::Greater),
+            Min => extended::f128_cmp(a, b) == Some(Ordering::Less),
+            _ => unreachable!("{op:?} on MPI_REAL16"),
+        };
+        if take {
+            b.copy_from_slice(a);
+        }
+    }
+}
+
+/// Compares two packed values of a basic kind.
+fn compare(kind: BasicKind, a: &[u8], b: &[u8]) -> Option<Ordering> {
+    match kind {
+        Int16 => i16::load(a).partial_cmp(&i16::load(b)),
+        Int32 => i32::load(a).partial_cmp(&i32::load(b)),
+        Int64 => i64::load(a).partial_cmp(&i64::load(b)),
+        Float32 => f32::load(a).partial_cmp(&f32::load(b)),
+        Float64 => f64::load(a).partial_cmp(&f64::load(b)),
+        LongDouble => extended::x87_cmp(a, b),
+        _ => unreachable!("{kind:?} is not the part of a pair type"),
+    }
+}
+
+/// MINLOC / MAXLOC on (value, index) pairs: the larger (smaller) value
+/// wins; on a tie, the lower index (MPI 4.1 §6.9.4).
+fn locate(maximum: bool, kind: BasicKind, input: &[u8], inout: &mut [u8]) {
+    let (value_kind, index_kind) = kind.pair_parts().expect("a pair type");
+    let value_size = value_kind.size();
+    let wanted = if maximum {
+        Ordering::Greater
+    } else {
+        Ordering::Less
+    };
+    for (a, b) in input
+        .chunks_exact(kind.size())
+        .zip(inout.chunks_exact_mut(kind.size()))
+    {
+        let (a_value, a_index) = a.split_at(value_size);
+        match compare(value_kind, a_value, &b[..value_size]) {
+            Some(o) if o == wanted => b.copy_from_slice(a),
+            Some(Ordering::Equal) => {
+                if compare(index_kind, a_index, &b[value_size..]) == Some(Ordering::Less) {
+                    b[value_size..].copy_from_slice(a_index);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bytes<T: Scalar>(v: &[T]) -> Vec<u8> {
+        let mut out = vec![0u8; v.len() * T::SIZE];
+        for (x, b) in v.iter().zip(out.chunks_exact_mut(T::SIZE)) {
+            x.store(b);
+        }
+        out
+    }
+
+    fn values<T: Scalar>(b: &[u8]) -> Vec<T> {
+        b.chunks_exact(T::SIZE).map(T::load).collect()
+    }
+
+    fn run<T: Scalar>(op: BuiltinOp, kind: BasicKind, a: &[T], b: &[T]) -> Vec<T> {
+        let input = bytes(a);
+        let mut inout = bytes(b);
+        assert!(supports(op, kind), "{op:?} on {kind:?}");
+        apply(op, kind, &input, &mut inout);
+        values(&inout)
+    }
+
+    #[test]
+    fn integer_operations() {
+        let a = [3i32, -7, 0, 12];
+        let b = [5i32, -9, 4, 0];
+        assert_eq!(run(Max, Int32, &a, &b), [5, -7, 4, 12]);
+        assert_eq!(run(Min, Int32, &a, &b), [3, -9, 0, 0]);
+        assert_eq!(run(Sum, Int32, &a, &b), [8, -16, 4, 12]);
+        assert_eq!(run(Prod, Int32, &a, &b), [15, 63, 0, 0]);
+        assert_eq!(run(Land, Int32, &a, &b), [1, 1, 0, 0]);
+        assert_eq!(run(Lor, Int32, &a, &b), [1, 1, 1, 1]);
+        assert_eq!(run(Lxor, Int32, &a, &b), [0, 0, 1, 1]);
+        assert_eq!(run(Band, Int32, &a, &b), [3 & 5, -7 & -9, 0, 0]);
+        assert_eq!(run(Bxor, Uint8, &[0xf0u8], &[0x3cu8]), [0xcc]);
+        assert_eq!(run(Sum, Uint8, &[200u8], &[100u8]), [44], "wraps");
+        assert_eq!(
+            run(Max, Uint64, &[u64::MAX], &[1u64]),
+            [u64::MAX],
+            "unsigned order"
+        );
+    }
+
+    #[test]
+    fn floating_and_complex_operations() {
+        assert_eq!(
+            run(Sum, Float64, &[1.5f64, 2.0], &[0.25f64, -2.0]),
+            [1.75, 0.0]
+        );
+        assert_eq!(
+            run(Max, Float32, &[1.5f32, -3.0], &[0.25f32, -2.0]),
+            [1.5, -2.0]
+        );
+        // (1 + 2i)(3 + 4i) = -5 + 10i
+        assert_eq!(
+            run(Prod, ComplexDouble, &[1.0f64, 2.0], &[3.0f64, 4.0]),
+            [-5.0, 10.0]
+        );
+        assert_eq!(
+            run(Sum, ComplexFloat, &[1.0f32, 2.0], &[3.0f32, 4.0]),
+            [4.0, 6.0]
+        );
+        let one = extended::f64_to_f16(1.0);
+        let half = extended::f64_to_f16(0.5);
+        assert_eq!(
+            run(Sum, Float16, &[one], &[half]),
+            [extended::f64_to_f16(1.5)]
+        );
+    }
+
+    #[test]
+    fn operations_follow_the_standard_type_table() {
+        assert!(!supports(Sum, Bool));
+        assert!(!supports(Land, Float64));
+        assert!(!supports(Max, ComplexDouble));
+        assert!(supports(Prod, ComplexDouble));
+        assert!(!supports(Band, Float32));
+        assert!(supports(Bor, Byte));
+        assert!(!supports(Sum, Byte));
+        assert!(!supports(Land, Aint));
+        assert!(supports(Band, Count));
+        assert!(!supports(Minloc, Int32));
+        assert!(supports(Maxloc, DoubleInt));
+        assert!(!supports(Sum, Float128));
+        assert!(supports(Max, Float128));
+        assert!(!supports(Max, Wchar));
+        assert!(supports(Replace, Wchar));
+    }
+
+    #[test]
+    fn minloc_and_maxloc_take_the_lower_index_on_ties() {
+        // MPI_2INT: (value, index)
+        let a = [5i32, 3, 7, 1, 2, 9];
+        let b = [5i32, 1, 4, 0, 8, 2];
+        assert_eq!(run(Maxloc, TwoInt, &a, &b), [5, 1, 7, 1, 8, 2]);
+        assert_eq!(run(Minloc, TwoInt, &a, &b), [5, 1, 4, 0, 2, 9]);
+        // MPI_DOUBLE_INT packs 8 + 4 bytes.
+        let mut input = Vec::new();
+        input.extend_from_slice(&2.5f64.to_ne_bytes());
+        input.extend_from_slice(&4i32.to_ne_bytes());
+        let mut inout = Vec::new();
+        inout.extend_from_slice(&2.5f64.to_ne_bytes());
+        inout.extend_from_slice(&6i32.to_ne_bytes());
+        apply(Minloc, DoubleInt, &input, &mut inout);
+        assert_eq!(inout, input);
+        // MPI_SHORT_INT packs 2 + 4 bytes.
+        let mut input = Vec::new();
+        input.extend_from_slice(&(-3i16).to_ne_bytes());
+        input.extend_from_slice(&8i32.to_ne_bytes());
+        let mut inout = Vec::new();
+        inout.extend_from_slice(&1i16.to_ne_bytes());
+        inout.extend_from_slice(&2i32.to_ne_bytes());
+        let expected = inout.clone();
+        apply(Maxloc, ShortInt, &input, &mut inout);
+        assert_eq!(inout, expected);
+        apply(Minloc, ShortInt, &input, &mut inout);
+        assert_eq!(inout, input);
+    }
+}

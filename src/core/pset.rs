@@ -1,0 +1,127 @@
+//! Process sets: the named groups a session offers. `mpi://WORLD` (every
+//! process of the job), `mpi://SELF` (this process), `mpix://SHARED` (the
+//! processes on this node), and sets the launcher defines (`mpiexec -pset
+//! NAME=RANKLIST`, passed as `OXMPI_PSETS`). Names match case-insensitively.
+use std::os::raw::c_int;
+use std::sync::Arc;
+
+use super::error::{MpiError, MpiResult};
+use crate::abi::constants::*;
+use crate::transport::ProcessId;
+
+#[derive(Clone, Debug)]
+pub struct ProcessSets {
+    sets: Vec<(String, Arc<[ProcessId]>)>,
+}
+
+/// Parses a rank list such as `0,2,4-7`.
+pub fn parse_rank_list(text: &str, size: u32) -> Result<Vec<ProcessId>, String> {
+    let mut ranks = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (a, b) = match part.split_once('-') {
+            Some((a, b)) => (a.trim(), b.trim()),
+            None => (part, part),
+        };
+        let a: u32 = a
+            .parse()
+            .map_err(|_| format!("'{part}' is not a rank or range"))?;
+        let b: u32 = b
+            .parse()
+            .map_err(|_| format!("'{part}' is not a rank or range"))?;
+        if a > b || b >= size {
+            return Err(format!("'{part}' is not within 0..{size}"));
+        }
+        for r in a..=b {
+            if !ranks.contains(&r) {
+                ranks.push(r);
+            }
+        }
+    }
+    Ok(ranks)
+}
+
+impl ProcessSets {
+    /// The sets of a process of rank `rank` in a job of `size`, whose node
+    /// holds `shared` (None: unknown, then only itself).
+    pub fn new(
+        rank: ProcessId,
+        size: u32,
+        shared: Option<Vec<ProcessId>>,
+        launcher_sets: Option<&str>,
+    ) -> ProcessSets {
+        let mut sets: Vec<(String, Arc<[ProcessId]>)> = vec![
+            ("mpi://WORLD".to_string(), (0..size).collect()),
+            ("mpi://SELF".to_string(), vec![rank].into()),
+            (
+                "mpix://SHARED".to_string(),
+                shared.unwrap_or_else(|| vec![rank]).into(),
+            ),
+        ];
+        for def in launcher_sets
+            .unwrap_or("")
+            .split(';')
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+        {
+            let Some((name, list)) = def.split_once('=') else {
+                log::warn!("ignoring process set definition '{def}' (want NAME=RANKLIST)");
+                continue;
+            };
+            match parse_rank_list(list, size) {
+                Ok(ranks) => sets.push((name.trim().to_string(), ranks.into())),
+                Err(e) => log::warn!("ignoring process set '{name}': {e}"),
+            }
+        }
+        ProcessSets { sets }
+    }
+
+    pub fn len(&self) -> usize {
+        self.sets.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.sets.is_empty()
+    }
+
+    pub fn name(&self, n: c_int) -> MpiResult<&str> {
+        if n < 0 || n as usize >= self.sets.len() {
+            return Err(MpiError::new(
+                MPI_ERR_ARG,
+                format!("process set index {n} is not in 0..{}", self.sets.len()),
+            ));
+        }
+        Ok(&self.sets[n as usize].0)
+    }
+
+    pub fn members(&self, name: &str) -> MpiResult<Arc<[ProcessId]>> {
+        self.sets
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, m)| m.clone())
+            .ok_or_else(|| MpiError::new(MPI_ERR_ARG, format!("no process set is named '{name}'")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn predefined_and_launcher_sets_case_insensitive() {
+        let s = ProcessSets::new(
+            2,
+            6,
+            Some(vec![0, 1, 2]),
+            Some("app://even=0,2,4;app://high=3-5;bad"),
+        );
+        assert_eq!(s.len(), 5);
+        assert_eq!(&*s.members("mpi://world").unwrap(), &[0, 1, 2, 3, 4, 5]);
+        assert_eq!(&*s.members("MPI://SELF").unwrap(), &[2]);
+        assert_eq!(&*s.members("mpix://shared").unwrap(), &[0, 1, 2]);
+        assert_eq!(&*s.members("app://even").unwrap(), &[0, 2, 4]);
+        assert_eq!(&*s.members("app://high").unwrap(), &[3, 4, 5]);
+        assert_eq!(s.members("mpi://nope").unwrap_err().class, MPI_ERR_ARG);
+        assert_eq!(s.name(9).unwrap_err().class, MPI_ERR_ARG);
+        assert!(parse_rank_list("0,9", 4).is_err());
+    }
+}
