@@ -30,7 +30,10 @@ stage:
 check: stage
 	bash tools/check.sh
 
+# The main job: 4 ranks through several epochs of MPI Sessions with skew.
 demo: stage
+	$(STAGE)/bin/mpicc -O2 -o build/reinit_demo examples/reinit_demo.c
+	$(STAGE)/bin/mpiexec -n 4 build/reinit_demo 5
 	$(STAGE)/bin/mpicc -O2 -o build/world_demo examples/world_demo.c
 	$(STAGE)/bin/mpiexec -n 4 build/world_demo
 
