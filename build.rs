@@ -150,6 +150,13 @@ fn generate_entry_points(functions: &[Function]) -> String {
         let is_tool_interface = f.name.starts_with("MPI_T_");
         let returns_code = f.ret == "c_int";
         let body = match (&f.implementation, returns_code) {
+            (Some(path), true) if is_tool_interface => {
+                implemented.push(f.name.clone());
+                format!(
+                    "boundary::run_tool(\"{}\", || unsafe {{ crate::abi::{path}({args}) }})",
+                    f.name
+                )
+            }
             (Some(path), true) => {
                 implemented.push(f.name.clone());
                 format!(

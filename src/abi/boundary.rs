@@ -127,6 +127,22 @@ pub fn not_implemented_value<T: Default>(call: &'static str) -> T {
     T::default()
 }
 
+/// Runs an MPI_T implementation: errors become their class as the return
+/// code; MPI_T never calls error handlers. A panic gives `MPI_T_ERR_INVALID`.
+pub fn run_tool(call: &'static str, f: impl FnOnce() -> MpiResult) -> c_int {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(())) => MPI_SUCCESS,
+        Ok(Err(e)) => {
+            log::debug!("{call}: {e}");
+            e.class
+        }
+        Err(payload) => {
+            log::error!("{call}: internal error: {}", panic_message(&*payload));
+            MPI_T_ERR_INVALID
+        }
+    }
+}
+
 /// MPI_T functions never call error handlers; they return a code.
 pub fn tool_not_implemented(call: &'static str) -> c_int {
     log::debug!("{call}: not implemented");
