@@ -308,6 +308,19 @@ impl Runtime {
         moved
     }
 
+    /// This epoch's shared-memory doorbell, for sleeping until a frame comes.
+    pub fn doorbell(&mut self) -> Option<crate::transport::shm::doorbell::Doorbell> {
+        self.instance.as_mut()?.endpoints.shm().map(|s| s.doorbell())
+    }
+
+    /// Whether a frame waits in this epoch's shared-memory inbox.
+    pub fn has_pending_arrivals(&mut self) -> bool {
+        self.instance
+            .as_mut()
+            .and_then(|i| i.endpoints.shm())
+            .is_some_and(|s| s.has_pending())
+    }
+
     /// The engine and the current epoch's transports, for starting an
     /// operation.
     pub fn engine_and_endpoints(&mut self) -> MpiResult<(&mut Engine, &mut Endpoints)> {
