@@ -1,7 +1,17 @@
 //! Completing requests: wait, test and their any/all/some forms,
 //! `MPI_Request_free`, `MPI_Request_get_status`, `MPI_Cancel`,
-//! `MPI_Test_cancelled`. A completed request's handle becomes
-//! `MPI_REQUEST_NULL`; a null handle counts as an empty, complete request.
+//! `MPI_Test_cancelled`, and generalized requests (in `generalized`).
+//!
+//! A completed request's handle becomes `MPI_REQUEST_NULL`, except a
+//! persistent request's, which becomes inactive. A null handle and an
+//! inactive request are empty: they complete at once with an empty status
+//! in wait, test and the all-forms, and the any- and some-forms skip them
+//! (`MPI_UNDEFINED` when every handle is empty).
+//!
+//! Outcomes are taken under the runtime lock, and statuses are written
+//! after it is released: a generalized request's query and free functions
+//! (and MPICH's poll functions, between tries) run without the lock, since
+//! they may call MPI.
 use std::os::raw::c_int;
 
 use crate::abi::args::{count, out};
@@ -10,17 +20,72 @@ use crate::abi::p2p::status_error;
 use crate::abi::status::{empty_status, write_status, StatusOut};
 use crate::abi::types::*;
 use crate::core::error::{MpiError, MpiResult};
-use crate::core::p2p::engine::invalid_request;
+use crate::core::p2p::engine::{RequestState, Taken};
+use crate::core::p2p::generalized::Generalized;
 use crate::core::progress::block_on;
 use crate::core::runtime::{self, Runtime};
 
-/// A finished operation: its status, and its error if it failed.
+mod generalized;
+
+pub use generalized::{grequest_complete, grequest_start, mpix_grequest_start};
+
+/// What a completion call found behind one handle.
+enum Slot {
+    /// `MPI_REQUEST_NULL` or an inactive persistent request.
+    Empty,
+    Pending,
+    /// Complete: its outcome, taken out of the table.
+    Done(Taken),
+}
+
+/// Looks at one handle, taking the outcome of a complete request.
+fn poll(rt: &mut Runtime, h: MPI_Request) -> MpiResult<Slot> {
+    if h == MPI_REQUEST_NULL {
+        return Ok(Slot::Empty);
+    }
+    Ok(match rt.p2p.state(h)? {
+        RequestState::Inactive => Slot::Empty,
+        RequestState::Pending => Slot::Pending,
+        RequestState::Complete => Slot::Done(rt.p2p.take(h)?),
+    })
+}
+
+/// A finished operation: its status, its error if it failed, and whether
+/// its handle stays valid.
 struct Finished {
     status: MPI_Status,
     error: Option<MpiError>,
+    persists: bool,
 }
 
 impl Finished {
+    /// Runs a generalized request's query and free functions: call
+    /// without the runtime lock.
+    fn of(taken: Taken) -> Finished {
+        let persists = taken.persists;
+        let (status, error) = taken.finish();
+        Finished {
+            status,
+            error,
+            persists,
+        }
+    }
+
+    fn empty() -> Finished {
+        Finished {
+            status: empty_status(),
+            error: None,
+            persists: true,
+        }
+    }
+
+    fn of_slot(slot: Slot) -> Finished {
+        match slot {
+            Slot::Done(taken) => Finished::of(taken),
+            Slot::Empty | Slot::Pending => Finished::empty(),
+        }
+    }
+
     fn result(&self) -> MpiResult {
         match &self.error {
             Some(e) => Err(e.clone()),
@@ -31,24 +96,70 @@ impl Finished {
     fn failed(&self) -> bool {
         self.error.is_some() || self.status.MPI_ERROR != MPI_SUCCESS
     }
+
+    /// Clears the handle unless it stays valid.
+    fn release(&self, handle: &mut MPI_Request) {
+        if !self.persists {
+            *handle = MPI_REQUEST_NULL;
+        }
+    }
 }
 
-/// Takes a request's result if it is complete (removing it).
-fn poll(rt: &mut Runtime, id: MPI_Request) -> MpiResult<Option<Finished>> {
-    let req = rt
-        .p2p
-        .requests
-        .get_mut(id)
-        .ok_or_else(|| invalid_request(id))?;
-    if !req.complete {
+fn run_pollers(pollers: &[Generalized]) -> MpiResult {
+    match pollers.iter().find_map(|g| g.poll()) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// Makes progress and runs `check` under the lock until it gives a value.
+/// Between tries, the poll functions of generalized requests among
+/// `handles` run without the lock.
+fn wait_for<T>(
+    handles: &[MPI_Request],
+    mut check: impl FnMut(&mut Runtime) -> MpiResult<Option<T>>,
+) -> MpiResult<T> {
+    enum Step<T> {
+        Ready(T),
+        Poll(Vec<Generalized>),
+    }
+    loop {
+        let step = block_on(|rt| {
+            if let Some(value) = check(rt)? {
+                return Ok(Some(Step::Ready(value)));
+            }
+            let pollers = rt.p2p.pollers(handles);
+            Ok((!pollers.is_empty()).then_some(Step::Poll(pollers)))
+        })?;
+        match step {
+            Step::Ready(value) => return Ok(value),
+            Step::Poll(pollers) => run_pollers(&pollers)?,
+        }
+    }
+}
+
+/// One try of `check` after progress (the test forms); when it gives
+/// nothing and generalized requests have poll functions, they run and
+/// `check` gets a second try.
+fn test_for<T>(
+    handles: &[MPI_Request],
+    mut check: impl FnMut(&mut Runtime) -> MpiResult<Option<T>>,
+) -> MpiResult<Option<T>> {
+    let pollers = {
+        let mut rt = runtime::lock();
+        rt.progress();
+        if let Some(value) = check(&mut rt)? {
+            return Ok(Some(value));
+        }
+        rt.p2p.pollers(handles)
+    };
+    if pollers.is_empty() {
         return Ok(None);
     }
-    let error = req.error.take();
-    let mut status = rt.p2p.take_completed(id)?.expect("the request is complete");
-    if let Some(e) = &error {
-        status.MPI_ERROR = e.class;
-    }
-    Ok(Some(Finished { status, error }))
+    run_pollers(&pollers)?;
+    let mut rt = runtime::lock();
+    rt.progress();
+    check(&mut rt)
 }
 
 /// # Safety
@@ -68,25 +179,51 @@ unsafe fn request_slice<'a>(
     Ok(unsafe { std::slice::from_raw_parts_mut(requests, n) })
 }
 
-fn check_handles(rt: &Runtime, handles: &[MPI_Request]) -> MpiResult {
-    for &h in handles {
-        if h != MPI_REQUEST_NULL && rt.p2p.requests.get(h).is_none() {
-            return Err(invalid_request(h));
+/// Every handle is null or a request the program may complete.
+fn check_handles(handles: &[MPI_Request]) -> MpiResult {
+    let rt = runtime::lock();
+    for (i, &h) in handles.iter().enumerate() {
+        if h != MPI_REQUEST_NULL {
+            rt.p2p.state(h).map_err(|e| {
+                MpiError::new(e.class, format!("array_of_requests[{i}]: {}", e.detail))
+            })?;
         }
     }
     Ok(())
 }
 
+/// Checks a status array argument (`MPI_STATUSES_IGNORE` or not NULL).
+///
+/// # Safety
+/// As for `StatusOut::nth`.
+unsafe fn check_statuses(statuses: *mut MPI_Status, n: usize) -> MpiResult {
+    if n > 0 {
+        unsafe { StatusOut::nth(statuses, 0) }?;
+    }
+    Ok(())
+}
+
+fn in_status_error() -> MpiError {
+    MpiError::new(
+        MPI_ERR_IN_STATUS,
+        "at least one request failed; see the statuses' MPI_ERROR fields",
+    )
+}
+
 pub unsafe fn wait(request: *mut MPI_Request, status: *mut MPI_Status) -> MpiResult {
     let request = unsafe { out(request, "request") }?;
     let status_out = unsafe { StatusOut::new(status) }?;
-    if *request == MPI_REQUEST_NULL {
+    let id = *request;
+    if id == MPI_REQUEST_NULL {
         unsafe { write_status(status_out, &empty_status()) };
         return Ok(());
     }
-    let id = *request;
-    let finished = block_on(|rt| poll(rt, id))?;
-    *request = MPI_REQUEST_NULL;
+    let slot = wait_for(&[id], |rt| match poll(rt, id)? {
+        Slot::Pending => Ok(None),
+        slot => Ok(Some(slot)),
+    })?;
+    let finished = Finished::of_slot(slot);
+    finished.release(request);
     unsafe { write_status(status_out, &finished.status) };
     finished.result()
 }
@@ -99,63 +236,45 @@ pub unsafe fn test(
     let request = unsafe { out(request, "request") }?;
     let flag = unsafe { out(flag, "flag") }?;
     let status_out = unsafe { StatusOut::new(status) }?;
-    if *request == MPI_REQUEST_NULL {
+    let id = *request;
+    if id == MPI_REQUEST_NULL {
         *flag = 1;
         unsafe { write_status(status_out, &empty_status()) };
         return Ok(());
     }
-    let mut rt = runtime::lock();
-    rt.progress();
-    match poll(&mut rt, *request)? {
-        Some(finished) => {
-            *request = MPI_REQUEST_NULL;
-            *flag = 1;
-            unsafe { write_status(status_out, &finished.status) };
-            finished.result()
-        }
-        None => {
-            *flag = 0;
-            Ok(())
-        }
-    }
+    let found = test_for(&[id], |rt| match poll(rt, id)? {
+        Slot::Pending => Ok(None),
+        slot => Ok(Some(slot)),
+    })?;
+    *flag = found.is_some() as c_int;
+    let Some(slot) = found else { return Ok(()) };
+    let finished = Finished::of_slot(slot);
+    finished.release(request);
+    unsafe { write_status(status_out, &finished.status) };
+    finished.result()
 }
 
-/// Completes every request in `handles` that can complete now; writes
-/// statuses; returns how many completed and whether any failed.
+/// Finishes every slot of an all-form: clears handles, writes statuses;
+/// `MPI_ERR_IN_STATUS` if any failed.
 ///
 /// # Safety
 /// `statuses` as for `StatusOut::nth` with `handles.len()` entries.
-unsafe fn collect(
-    rt: &mut Runtime,
+unsafe fn finish_all(
     handles: &mut [MPI_Request],
+    slots: Vec<Slot>,
     statuses: *mut MPI_Status,
-    done: &mut [bool],
-) -> MpiResult<bool> {
-    let mut any_failed = false;
-    for (i, h) in handles.iter_mut().enumerate() {
-        if done[i] {
-            continue;
-        }
-        if *h == MPI_REQUEST_NULL {
-            done[i] = true;
-            unsafe { write_status(StatusOut::nth(statuses, i)?, &empty_status()) };
-            continue;
-        }
-        if let Some(f) = poll(rt, *h)? {
-            done[i] = true;
-            *h = MPI_REQUEST_NULL;
-            any_failed |= f.failed();
-            unsafe { write_status(StatusOut::nth(statuses, i)?, &f.status) };
-        }
+) -> MpiResult {
+    let mut failed = false;
+    for (i, slot) in slots.into_iter().enumerate() {
+        let finished = Finished::of_slot(slot);
+        finished.release(&mut handles[i]);
+        failed |= finished.failed();
+        unsafe { write_status(StatusOut::nth(statuses, i)?, &finished.status) };
     }
-    Ok(any_failed)
-}
-
-fn in_status_error() -> MpiError {
-    MpiError::new(
-        MPI_ERR_IN_STATUS,
-        "at least one request failed; see the statuses' MPI_ERROR fields",
-    )
+    if failed {
+        return Err(in_status_error());
+    }
+    Ok(())
 }
 
 pub unsafe fn waitall(
@@ -164,17 +283,20 @@ pub unsafe fn waitall(
     statuses: *mut MPI_Status,
 ) -> MpiResult {
     let handles = unsafe { request_slice(n, requests) }?;
-    check_handles(&runtime::lock(), handles)?;
-    let mut done = vec![false; handles.len()];
-    let mut failed = false;
-    block_on(|rt| {
-        failed |= unsafe { collect(rt, handles, statuses, &mut done) }?;
-        Ok(done.iter().all(|d| *d).then_some(()))
+    unsafe { check_statuses(statuses, handles.len()) }?;
+    check_handles(handles)?;
+    let mut slots: Vec<Slot> = handles.iter().map(|_| Slot::Pending).collect();
+    wait_for(handles, |rt| {
+        let mut all = true;
+        for (slot, &h) in slots.iter_mut().zip(handles.iter()) {
+            if matches!(slot, Slot::Pending) {
+                *slot = poll(rt, h)?;
+                all &= !matches!(slot, Slot::Pending);
+            }
+        }
+        Ok(all.then_some(()))
     })?;
-    if failed {
-        return Err(in_status_error());
-    }
-    Ok(())
+    unsafe { finish_all(handles, slots, statuses) }
 }
 
 pub unsafe fn testall(
@@ -185,57 +307,62 @@ pub unsafe fn testall(
 ) -> MpiResult {
     let handles = unsafe { request_slice(n, requests) }?;
     let flag = unsafe { out(flag, "flag") }?;
-    let mut rt = runtime::lock();
-    check_handles(&rt, handles)?;
-    rt.progress();
-    // All or nothing: complete only when every request is complete.
-    let all = handles
-        .iter()
-        .all(|&h| h == MPI_REQUEST_NULL || rt.p2p.requests.get(h).is_some_and(|r| r.complete));
-    *flag = all as c_int;
-    if !all {
-        return Ok(());
+    unsafe { check_statuses(statuses, handles.len()) }?;
+    check_handles(handles)?;
+    // All or nothing: outcomes are taken only when every request is done.
+    let found = test_for(handles, |rt| {
+        for &h in handles.iter() {
+            if h != MPI_REQUEST_NULL && rt.p2p.state(h)? == RequestState::Pending {
+                return Ok(None);
+            }
+        }
+        let slots: MpiResult<Vec<Slot>> = handles.iter().map(|&h| poll(rt, h)).collect();
+        slots.map(Some)
+    })?;
+    *flag = found.is_some() as c_int;
+    match found {
+        Some(slots) => unsafe { finish_all(handles, slots, statuses) },
+        None => Ok(()),
     }
-    let mut done = vec![false; handles.len()];
-    if unsafe { collect(&mut rt, handles, statuses, &mut done) }? {
-        return Err(in_status_error());
-    }
-    Ok(())
 }
 
-/// The first complete request among `handles`: Some(index) or None; an
-/// index of `MPI_UNDEFINED` when none is active.
-fn first_complete(rt: &mut Runtime, handles: &[MPI_Request]) -> Option<Option<usize>> {
-    if handles.iter().all(|&h| h == MPI_REQUEST_NULL) {
-        return Some(None);
-    }
-    handles
-        .iter()
-        .position(|&h| h != MPI_REQUEST_NULL && rt.p2p.requests.get(h).is_some_and(|r| r.complete))
-        .map(Some)
-}
-
-unsafe fn finish_any(
+/// The first complete request, taken: `Some(Some(..))`; `Some(None)` when
+/// no handle is active; `None` while the active ones are all pending.
+fn take_any(
     rt: &mut Runtime,
+    handles: &[MPI_Request],
+) -> MpiResult<Option<Option<(usize, Taken)>>> {
+    let mut active = false;
+    for (i, &h) in handles.iter().enumerate() {
+        match poll(rt, h)? {
+            Slot::Empty => {}
+            Slot::Pending => active = true,
+            Slot::Done(taken) => return Ok(Some(Some((i, taken)))),
+        }
+    }
+    Ok((!active).then_some(None))
+}
+
+/// Finishes the request an any-form found.
+///
+/// # Safety
+/// `status_out` as checked by `StatusOut::new`.
+unsafe fn finish_any(
     handles: &mut [MPI_Request],
-    which: Option<usize>,
+    which: Option<(usize, Taken)>,
     index: &mut c_int,
     status_out: StatusOut,
 ) -> MpiResult {
-    match which {
-        None => {
-            *index = MPI_UNDEFINED;
-            unsafe { write_status(status_out, &empty_status()) };
-            Ok(())
-        }
-        Some(i) => {
-            let f = poll(rt, handles[i])?.expect("the request is complete");
-            handles[i] = MPI_REQUEST_NULL;
-            *index = i as c_int;
-            unsafe { write_status(status_out, &f.status) };
-            f.result()
-        }
-    }
+    let Some((i, taken)) = which else {
+        *index = MPI_UNDEFINED;
+        unsafe { write_status(status_out, &empty_status()) };
+        return Ok(());
+    };
+    let finished = Finished::of(taken);
+    finished.release(&mut handles[i]);
+    *index = i as c_int;
+    unsafe { write_status(status_out, &finished.status) };
+    finished.result()
 }
 
 pub unsafe fn waitany(
@@ -247,10 +374,9 @@ pub unsafe fn waitany(
     let handles = unsafe { request_slice(n, requests) }?;
     let index = unsafe { out(index, "index") }?;
     let status_out = unsafe { StatusOut::new(status) }?;
-    check_handles(&runtime::lock(), handles)?;
-    let which = block_on(|rt| Ok(first_complete(rt, handles)))?;
-    let mut rt = runtime::lock();
-    unsafe { finish_any(&mut rt, handles, which, index, status_out) }
+    check_handles(handles)?;
+    let which = wait_for(handles, |rt| take_any(rt, handles))?;
+    unsafe { finish_any(handles, which, index, status_out) }
 }
 
 pub unsafe fn testany(
@@ -264,13 +390,11 @@ pub unsafe fn testany(
     let index = unsafe { out(index, "index") }?;
     let flag = unsafe { out(flag, "flag") }?;
     let status_out = unsafe { StatusOut::new(status) }?;
-    let mut rt = runtime::lock();
-    check_handles(&rt, handles)?;
-    rt.progress();
-    match first_complete(&mut rt, handles) {
+    check_handles(handles)?;
+    match test_for(handles, |rt| take_any(rt, handles))? {
         Some(which) => {
             *flag = 1;
-            unsafe { finish_any(&mut rt, handles, which, index, status_out) }
+            unsafe { finish_any(handles, which, index, status_out) }
         }
         None => {
             *flag = 0;
@@ -280,33 +404,27 @@ pub unsafe fn testany(
     }
 }
 
-/// Completes all complete requests now; `None` when none is active.
-unsafe fn some(
+/// Every complete request, taken; `Some(None)` when no handle is active,
+/// `None` while the active ones are all pending.
+#[allow(clippy::type_complexity)]
+fn take_some(
     rt: &mut Runtime,
-    handles: &mut [MPI_Request],
-    indices: *mut c_int,
-    statuses: *mut MPI_Status,
-) -> MpiResult<Option<(usize, bool)>> {
-    if handles.iter().all(|&h| h == MPI_REQUEST_NULL) {
-        return Ok(None);
-    }
-    let mut n = 0;
-    let mut failed = false;
-    for (i, handle) in handles.iter_mut().enumerate() {
-        let h = *handle;
-        if h == MPI_REQUEST_NULL {
-            continue;
-        }
-        if let Some(f) = poll(rt, h)? {
-            *handle = MPI_REQUEST_NULL;
-            failed |= f.failed();
-            // SAFETY: indices has room for incount entries (caller).
-            unsafe { *indices.add(n) = i as c_int };
-            unsafe { write_status(StatusOut::nth(statuses, n)?, &f.status) };
-            n += 1;
+    handles: &[MPI_Request],
+) -> MpiResult<Option<Option<Vec<(usize, Taken)>>>> {
+    let mut active = false;
+    let mut done = Vec::new();
+    for (i, &h) in handles.iter().enumerate() {
+        match poll(rt, h)? {
+            Slot::Empty => {}
+            Slot::Pending => active = true,
+            Slot::Done(taken) => done.push((i, taken)),
         }
     }
-    Ok(Some((n, failed)))
+    Ok(match (done.is_empty(), active) {
+        (false, _) => Some(Some(done)),
+        (true, true) => None,
+        (true, false) => Some(None),
+    })
 }
 
 unsafe fn some_call(
@@ -322,27 +440,36 @@ unsafe fn some_call(
     if indices.is_null() && !handles.is_empty() {
         return Err(MpiError::new(MPI_ERR_ARG, "array_of_indices is NULL"));
     }
-    check_handles(&runtime::lock(), handles)?;
-    let result = if blocking {
-        block_on(
-            |rt| match unsafe { some(rt, handles, indices, statuses) }? {
-                Some((0, _)) => Ok(None),
-                other => Ok(Some(other)),
-            },
-        )?
+    unsafe { check_statuses(statuses, handles.len()) }?;
+    check_handles(handles)?;
+    let found = if blocking {
+        Some(wait_for(handles, |rt| take_some(rt, handles))?)
     } else {
-        let mut rt = runtime::lock();
-        rt.progress();
-        unsafe { some(&mut rt, handles, indices, statuses) }?
+        test_for(handles, |rt| take_some(rt, handles))?
     };
-    match result {
-        None => *outcount = MPI_UNDEFINED,
-        Some((n, failed)) => {
-            *outcount = n as c_int;
-            if failed {
-                return Err(in_status_error());
-            }
+    let done = match found {
+        None => {
+            *outcount = 0;
+            return Ok(());
         }
+        Some(None) => {
+            *outcount = MPI_UNDEFINED;
+            return Ok(());
+        }
+        Some(Some(done)) => done,
+    };
+    *outcount = done.len() as c_int;
+    let mut failed = false;
+    for (k, (i, taken)) in done.into_iter().enumerate() {
+        let finished = Finished::of(taken);
+        finished.release(&mut handles[i]);
+        failed |= finished.failed();
+        // SAFETY: indices has room for incount entries (caller).
+        unsafe { *indices.add(k) = i as c_int };
+        unsafe { write_status(StatusOut::nth(statuses, k)?, &finished.status) };
+    }
+    if failed {
+        return Err(in_status_error());
     }
     Ok(())
 }
@@ -367,6 +494,9 @@ pub unsafe fn testsome(
     unsafe { some_call(incount, requests, outcount, indices, statuses, false) }
 }
 
+/// `MPI_Request_free`: the operation goes on, the handle is gone. A
+/// complete generalized request's free function runs now (else at
+/// `MPI_Grequest_complete`).
 pub unsafe fn request_free(request: *mut MPI_Request) -> MpiResult {
     let request = unsafe { out(request, "request") }?;
     if *request == MPI_REQUEST_NULL {
@@ -375,17 +505,25 @@ pub unsafe fn request_free(request: *mut MPI_Request) -> MpiResult {
             "MPI_REQUEST_NULL cannot be freed",
         ));
     }
-    runtime::lock().p2p.free(*request)?;
+    let due = runtime::lock().p2p.free_request(*request)?;
     *request = MPI_REQUEST_NULL;
-    Ok(())
+    match due.and_then(|g| g.free()) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
 }
 
-/// Like `MPI_Test`, but the request stays (and is not freed).
+/// Like `MPI_Test`, but the request stays as it is (not freed, not made
+/// inactive); a generalized request's query function gives the status.
 pub unsafe fn request_get_status(
     request: MPI_Request,
     flag: *mut c_int,
     status: *mut MPI_Status,
 ) -> MpiResult {
+    enum Seen {
+        Status(MPI_Status),
+        Query(Generalized),
+    }
     let flag = unsafe { out(flag, "flag") }?;
     let status_out = unsafe { StatusOut::new(status) }?;
     if request == MPI_REQUEST_NULL {
@@ -393,20 +531,34 @@ pub unsafe fn request_get_status(
         unsafe { write_status(status_out, &empty_status()) };
         return Ok(());
     }
-    let mut rt = runtime::lock();
-    rt.progress();
-    let req = rt
-        .p2p
-        .requests
-        .get(request)
-        .ok_or_else(|| invalid_request(request))?;
-    *flag = req.complete as c_int;
-    if req.complete {
-        unsafe { write_status(status_out, &req.status) };
+    let seen = test_for(&[request], |rt| match rt.p2p.state(request)? {
+        RequestState::Pending => Ok(None),
+        RequestState::Inactive => Ok(Some(Seen::Status(empty_status()))),
+        RequestState::Complete => Ok(Some(match rt.p2p.generalized(request) {
+            Some((g, _)) => Seen::Query(g),
+            None => Seen::Status(
+                rt.p2p
+                    .requests
+                    .get(request)
+                    .map_or_else(empty_status, |r| r.status),
+            ),
+        })),
+    })?;
+    *flag = seen.is_some() as c_int;
+    let (st, error) = match seen {
+        None => return Ok(()),
+        Some(Seen::Status(st)) => (st, None),
+        Some(Seen::Query(g)) => g.query(),
+    };
+    unsafe { write_status(status_out, &st) };
+    match error {
+        Some(e) => Err(e),
+        None => Ok(()),
     }
-    Ok(())
 }
 
+/// `MPI_Cancel`; see `core::p2p::engine` for what can be cancelled. A
+/// generalized request's cancel function is called (without the lock).
 pub unsafe fn cancel(request: *mut MPI_Request) -> MpiResult {
     let request = unsafe { out(request, "request") }?;
     if *request == MPI_REQUEST_NULL {
@@ -415,11 +567,27 @@ pub unsafe fn cancel(request: *mut MPI_Request) -> MpiResult {
             "MPI_REQUEST_NULL cannot be cancelled",
         ));
     }
-    runtime::lock().p2p.cancel(*request)
+    let generalized = {
+        let mut rt = runtime::lock();
+        match rt.p2p.generalized(*request) {
+            Some(g) => Some(g),
+            None => {
+                rt.p2p.cancel(*request)?;
+                None
+            }
+        }
+    };
+    match generalized.and_then(|(g, complete)| g.cancel(complete)) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
 }
 
 pub unsafe fn test_cancelled(status: *const MPI_Status, flag: *mut c_int) -> MpiResult {
     let flag = unsafe { out(flag, "flag") }?;
+    if status as usize == 1 {
+        return Err(MpiError::new(MPI_ERR_ARG, "status is MPI_STATUS_IGNORE"));
+    }
     // SAFETY: `status` is the caller's input (NULL checked).
     let status =
         unsafe { status.as_ref() }.ok_or_else(|| MpiError::new(MPI_ERR_ARG, "status is NULL"))?;

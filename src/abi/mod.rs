@@ -30,4 +30,5 @@ pub mod pack;
 pub mod reduction;
 pub mod session;
 pub mod status;
+pub mod tool;
 pub mod types;

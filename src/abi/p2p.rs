@@ -1,28 +1,58 @@
-//! Point-to-point calls: blocking, nonblocking and synchronous sends,
+//! Point-to-point calls: blocking and nonblocking sends in every mode,
 //! receives, send-receive, probes. Arguments are checked here; the engine
-//! in `core::p2p` does the work.
+//! in `core::p2p` does the work. Persistent requests, the buffer of
+//! buffered sends and matched probes have their own files below.
+//!
+//! Each call serves its large-count twin too: a count argument is an
+//! [`CountArg`], `int` for `MPI_Send` and `MPI_Count` for `MPI_Send_c`, so
+//! both lines of the function table name the same function.
 use std::os::raw::{c_int, c_void};
 
-use crate::abi::args::count;
 use crate::abi::constants::*;
+use crate::abi::datatype::large_count;
 use crate::abi::status::{write_status, StatusOut};
 use crate::abi::types::*;
 use crate::core::datatype;
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::matching::{Pattern, ANY};
-use crate::core::p2p::engine::{invalid_request, SendArgs};
+use crate::core::p2p::engine::SendArgs;
+use crate::core::p2p::request::proc_null_status;
 use crate::core::p2p::user_buffer::UserBuffer;
 use crate::core::progress::block_on;
-use crate::core::runtime;
+use crate::core::runtime::{self, Runtime};
+use crate::transport::ProcessId;
+
+mod buffered;
+mod matched_probe;
+mod persistent;
+
+pub use buffered::{buffer_attach, buffer_detach};
+pub use matched_probe::{improbe, imrecv, mprobe, mrecv};
+pub use persistent::{bsend_init, recv_init, rsend_init, send_init, ssend_init, start, startall};
 
 /// Largest user tag (the `MPI_TAG_UB` attribute); negative tags are
 /// reserved for oxmpi's own protocols.
 pub const TAG_UB: c_int = c_int::MAX;
 
+/// A count argument: `int` in the classic calls, `MPI_Count` in the
+/// large-count (`_c`) ones.
+pub trait CountArg: Copy + Into<i64> {}
+impl CountArg for c_int {}
+impl CountArg for MPI_Count {}
+
+/// A count argument checked (non-negative).
+fn elements(n: impl CountArg, name: &str) -> MpiResult<usize> {
+    large_count(n.into(), name)
+}
+
+/// The send modes. Ready mode sends like standard mode: a correct program
+/// has the receive posted already, and then the two are the same.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     Standard,
     Synchronous,
+    Ready,
+    Buffered,
 }
 
 fn check_tag(tag: c_int, receive: bool) -> MpiResult {
@@ -35,78 +65,87 @@ fn check_tag(tag: c_int, receive: bool) -> MpiResult {
     ))
 }
 
-fn check_buffer(buf: *const c_void, bytes: usize) -> MpiResult {
+/// A message buffer from the C arguments: the datatype is committed, the
+/// size representable, and the address NULL only for an empty message.
+///
+/// # Safety
+/// `buf` must hold (or have room for) `n` elements of `datatype` until the
+/// operation using the buffer completes.
+unsafe fn message_buffer(
+    buf: *const c_void,
+    n: usize,
+    datatype: MPI_Datatype,
+) -> MpiResult<UserBuffer> {
+    let dt = datatype::lookup_committed(datatype)?;
+    let bytes = n
+        .checked_mul(dt.size())
+        .filter(|&b| b <= isize::MAX as usize)
+        .ok_or_else(|| {
+            MpiError::new(
+                MPI_ERR_COUNT,
+                format!("{n} elements of this datatype do not fit in memory"),
+            )
+        })?;
     if buf.is_null() && bytes > 0 {
         return Err(MpiError::new(
             MPI_ERR_BUFFER,
             "buffer is NULL but the message is not empty",
         ));
     }
-    Ok(())
+    // SAFETY: the caller's contract is MPI's for message buffers.
+    Ok(unsafe { UserBuffer::new(buf, n, dt) })
 }
 
-/// Starts a send and returns its request.
-///
-/// # Safety
-/// `buf` must hold `count` elements of `datatype` until the send completes.
-pub unsafe fn start_send(
-    buf: *const c_void,
-    n: c_int,
-    datatype: MPI_Datatype,
-    dest: c_int,
-    tag: c_int,
-    comm: MPI_Comm,
-    mode: Mode,
-) -> MpiResult<MPI_Request> {
-    let n = count(n, "count")?;
-    let dt = datatype::lookup_committed(datatype)?;
-    check_tag(tag, false)?;
-    check_buffer(buf, n * dt.size())?;
-    let mut rt = runtime::lock();
-    let c = rt.comms.get(comm)?;
-    if dest == MPI_PROC_NULL {
-        return Ok(rt.p2p.completed_null());
+/// Where a send goes, checked against the communicator.
+pub(crate) struct Route {
+    dest: ProcessId,
+    context_id: u64,
+    /// This process's rank, the message's source.
+    source: c_int,
+}
+
+impl Route {
+    /// The route to `dest` in `comm`; `None` for `MPI_PROC_NULL`.
+    pub(crate) fn to(rt: &Runtime, comm: MPI_Comm, dest: c_int) -> MpiResult<Option<Route>> {
+        let c = rt.comms.get(comm)?;
+        if dest == MPI_PROC_NULL {
+            return Ok(None);
+        }
+        Ok(Some(Route {
+            dest: c.peer(dest)?,
+            context_id: c.context_id,
+            source: c.rank as c_int,
+        }))
     }
-    let dest = c.peer(dest)?;
-    let args = SendArgs {
-        // SAFETY: the caller's contract is MPI's for send buffers.
-        buf: unsafe { UserBuffer::new(buf, n, dt) },
-        dest,
-        context_id: c.context_id,
-        source: c.rank as c_int,
-        tag,
-        synchronous: mode == Mode::Synchronous,
-    };
-    let (engine, endpoints) = rt.engine_and_endpoints()?;
-    Ok(engine.isend(endpoints, args))
+
+    pub(crate) fn send(self, buf: UserBuffer, tag: c_int, mode: Mode) -> SendArgs {
+        SendArgs {
+            buf,
+            dest: self.dest,
+            context_id: self.context_id,
+            source: self.source,
+            tag,
+            synchronous: mode == Mode::Synchronous,
+        }
+    }
 }
 
-/// Starts a receive and returns its request.
-///
-/// # Safety
-/// `buf` must have room for `count` elements of `datatype` until the
-/// receive completes.
-pub unsafe fn start_recv(
-    buf: *mut c_void,
-    n: c_int,
-    datatype: MPI_Datatype,
+/// What a receive or probe from `source` with `tag` in `comm` accepts;
+/// `None` for `MPI_PROC_NULL`.
+pub(crate) fn accepting(
+    rt: &Runtime,
+    comm: MPI_Comm,
     source: c_int,
     tag: c_int,
-    comm: MPI_Comm,
-) -> MpiResult<MPI_Request> {
-    let n = count(n, "count")?;
-    let dt = datatype::lookup_committed(datatype)?;
-    check_tag(tag, true)?;
-    check_buffer(buf, n * dt.size())?;
-    let mut rt = runtime::lock();
+) -> MpiResult<Option<Pattern>> {
     let c = rt.comms.get(comm)?;
     if source == MPI_PROC_NULL {
-        return Ok(rt.p2p.completed_null());
+        return Ok(None);
     }
     if source != MPI_ANY_SOURCE {
         c.check_rank(source)?;
     }
-    let pattern = Pattern {
+    Ok(Some(Pattern {
         context_id: c.context_id,
         source: if source == MPI_ANY_SOURCE {
             ANY
@@ -114,9 +153,57 @@ pub unsafe fn start_recv(
             source
         },
         tag: if tag == MPI_ANY_TAG { ANY } else { tag },
+    }))
+}
+
+/// Starts a send and returns its request. A buffered send's request is
+/// complete at once (the message is in the attached buffer).
+///
+/// # Safety
+/// `buf` must hold `n` elements of `datatype` until the send completes.
+pub unsafe fn start_send(
+    buf: *const c_void,
+    n: usize,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    mode: Mode,
+) -> MpiResult<MPI_Request> {
+    check_tag(tag, false)?;
+    let buf = unsafe { message_buffer(buf, n, datatype) }?;
+    let mut rt = runtime::lock();
+    let Some(route) = Route::to(&rt, comm, dest)? else {
+        return Ok(rt.p2p.completed_null());
     };
-    // SAFETY: the caller's contract is MPI's for receive buffers.
-    let buf = unsafe { UserBuffer::new(buf, n, dt) };
+    let args = route.send(buf, tag, mode);
+    let (engine, endpoints) = rt.engine_and_endpoints()?;
+    if mode == Mode::Buffered {
+        engine.bsend(endpoints, args)?;
+        return Ok(engine.completed(MPI_Status::default()));
+    }
+    Ok(engine.isend(endpoints, args))
+}
+
+/// Starts a receive and returns its request.
+///
+/// # Safety
+/// `buf` must have room for `n` elements of `datatype` until the receive
+/// completes.
+pub unsafe fn start_recv(
+    buf: *mut c_void,
+    n: usize,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> MpiResult<MPI_Request> {
+    check_tag(tag, true)?;
+    let buf = unsafe { message_buffer(buf, n, datatype) }?;
+    let mut rt = runtime::lock();
+    let Some(pattern) = accepting(&rt, comm, source, tag)? else {
+        return Ok(rt.p2p.completed_null());
+    };
     let (engine, endpoints) = rt.engine_and_endpoints()?;
     Ok(engine.irecv(endpoints, buf, pattern))
 }
@@ -124,23 +211,17 @@ pub unsafe fn start_recv(
 /// Waits for a request this module started and returns its status (or
 /// its error).
 pub fn wait_request(id: MPI_Request) -> MpiResult<MPI_Status> {
-    block_on(|rt| {
-        let done = rt
-            .p2p
-            .requests
-            .get(id)
-            .ok_or_else(|| invalid_request(id))?
-            .complete;
-        if !done {
+    let (status, error) = block_on(|rt| {
+        if !rt.p2p.is_complete(id)? {
             return Ok(None);
         }
-        let error = rt.p2p.requests.get_mut(id).and_then(|r| r.error.take());
-        let status = rt.p2p.take_completed(id)?;
-        match error {
-            Some(e) => Err(e),
-            None => Ok(status),
-        }
-    })
+        Ok(Some(rt.p2p.take(id)?))
+    })?
+    .finish();
+    match error {
+        Some(e) => Err(e),
+        None => Ok(status),
+    }
 }
 
 /// A completed receive's status as an error when it reports one
@@ -161,52 +242,14 @@ pub fn status_error(status: &MPI_Status) -> MpiResult {
     }
 }
 
-unsafe fn blocking_send(
-    buf: *const c_void,
-    n: c_int,
-    datatype: MPI_Datatype,
-    dest: c_int,
-    tag: c_int,
-    comm: MPI_Comm,
-    mode: Mode,
-) -> MpiResult {
-    let id = unsafe { start_send(buf, n, datatype, dest, tag, comm, mode) }?;
-    wait_request(id).map(|_| ())
-}
-
-pub unsafe fn send(
-    buf: *const c_void,
-    n: c_int,
-    datatype: MPI_Datatype,
-    dest: c_int,
-    tag: c_int,
-    comm: MPI_Comm,
-) -> MpiResult {
-    unsafe { blocking_send(buf, n, datatype, dest, tag, comm, Mode::Standard) }
-}
-
-pub unsafe fn ssend(
-    buf: *const c_void,
-    n: c_int,
-    datatype: MPI_Datatype,
-    dest: c_int,
-    tag: c_int,
-    comm: MPI_Comm,
-) -> MpiResult {
-    unsafe { blocking_send(buf, n, datatype, dest, tag, comm, Mode::Synchronous) }
-}
-
-/// Ready mode: a correct program has the receive posted already, so a
-/// standard send behaves the same.
-pub unsafe fn rsend(
-    buf: *const c_void,
-    n: c_int,
-    datatype: MPI_Datatype,
-    dest: c_int,
-    tag: c_int,
-    comm: MPI_Comm,
-) -> MpiResult {
-    unsafe { blocking_send(buf, n, datatype, dest, tag, comm, Mode::Standard) }
+/// Waits for a receive-like request and writes its status.
+///
+/// # Safety
+/// `status_out` as checked by `StatusOut::new`.
+unsafe fn wait_receive(id: MPI_Request, status_out: StatusOut) -> MpiResult {
+    let st = wait_request(id)?;
+    unsafe { write_status(status_out, &st) };
+    status_error(&st)
 }
 
 fn out_request<'a>(request: *mut MPI_Request) -> MpiResult<&'a mut MPI_Request> {
@@ -214,37 +257,75 @@ fn out_request<'a>(request: *mut MPI_Request) -> MpiResult<&'a mut MPI_Request> 
     unsafe { crate::abi::args::out(request, "request") }
 }
 
-pub unsafe fn isend(
+unsafe fn blocking_send(
     buf: *const c_void,
-    n: c_int,
+    n: impl CountArg,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    mode: Mode,
+) -> MpiResult {
+    let n = elements(n, "count")?;
+    let id = unsafe { start_send(buf, n, datatype, dest, tag, comm, mode) }?;
+    wait_request(id).map(|_| ())
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn nonblocking_send(
+    buf: *const c_void,
+    n: impl CountArg,
     datatype: MPI_Datatype,
     dest: c_int,
     tag: c_int,
     comm: MPI_Comm,
     request: *mut MPI_Request,
+    mode: Mode,
 ) -> MpiResult {
     let request = out_request(request)?;
-    *request = unsafe { start_send(buf, n, datatype, dest, tag, comm, Mode::Standard) }?;
+    let n = elements(n, "count")?;
+    *request = unsafe { start_send(buf, n, datatype, dest, tag, comm, mode) }?;
     Ok(())
 }
 
-pub unsafe fn issend(
-    buf: *const c_void,
-    n: c_int,
-    datatype: MPI_Datatype,
-    dest: c_int,
-    tag: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> MpiResult {
-    let request = out_request(request)?;
-    *request = unsafe { start_send(buf, n, datatype, dest, tag, comm, Mode::Synchronous) }?;
-    Ok(())
+/// Defines the blocking and the nonblocking call of each send mode.
+macro_rules! send_modes {
+    ($($blocking:ident, $nonblocking:ident => $mode:expr;)*) => {$(
+        pub unsafe fn $blocking(
+            buf: *const c_void,
+            n: impl CountArg,
+            datatype: MPI_Datatype,
+            dest: c_int,
+            tag: c_int,
+            comm: MPI_Comm,
+        ) -> MpiResult {
+            unsafe { blocking_send(buf, n, datatype, dest, tag, comm, $mode) }
+        }
+
+        pub unsafe fn $nonblocking(
+            buf: *const c_void,
+            n: impl CountArg,
+            datatype: MPI_Datatype,
+            dest: c_int,
+            tag: c_int,
+            comm: MPI_Comm,
+            request: *mut MPI_Request,
+        ) -> MpiResult {
+            unsafe { nonblocking_send(buf, n, datatype, dest, tag, comm, request, $mode) }
+        }
+    )*};
+}
+
+send_modes! {
+    send, isend => Mode::Standard;
+    ssend, issend => Mode::Synchronous;
+    rsend, irsend => Mode::Ready;
+    bsend, ibsend => Mode::Buffered;
 }
 
 pub unsafe fn irecv(
     buf: *mut c_void,
-    n: c_int,
+    n: impl CountArg,
     datatype: MPI_Datatype,
     source: c_int,
     tag: c_int,
@@ -252,13 +333,14 @@ pub unsafe fn irecv(
     request: *mut MPI_Request,
 ) -> MpiResult {
     let request = out_request(request)?;
+    let n = elements(n, "count")?;
     *request = unsafe { start_recv(buf, n, datatype, source, tag, comm) }?;
     Ok(())
 }
 
 pub unsafe fn recv(
     buf: *mut c_void,
-    n: c_int,
+    n: impl CountArg,
     datatype: MPI_Datatype,
     source: c_int,
     tag: c_int,
@@ -266,21 +348,84 @@ pub unsafe fn recv(
     status: *mut MPI_Status,
 ) -> MpiResult {
     let status_out = unsafe { StatusOut::new(status) }?;
+    let n = elements(n, "count")?;
     let id = unsafe { start_recv(buf, n, datatype, source, tag, comm) }?;
-    let st = wait_request(id)?;
-    unsafe { write_status(status_out, &st) };
-    status_error(&st)
+    unsafe { wait_receive(id, status_out) }
+}
+
+/// Starts a send and a receive as one request (`MPI_Isendrecv`).
+///
+/// # Safety
+/// MPI's contract for the two buffers.
+#[allow(clippy::too_many_arguments)]
+unsafe fn start_sendrecv(
+    sendbuf: *const c_void,
+    sendcount: usize,
+    sendtype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: usize,
+    recvtype: MPI_Datatype,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+) -> MpiResult<MPI_Request> {
+    check_tag(sendtag, false)?;
+    check_tag(recvtag, true)?;
+    let sendbuf = unsafe { message_buffer(sendbuf, sendcount, sendtype) }?;
+    let recvbuf = unsafe { message_buffer(recvbuf, recvcount, recvtype) }?;
+    let mut rt = runtime::lock();
+    let route = Route::to(&rt, comm, dest)?;
+    let pattern = accepting(&rt, comm, source, recvtag)?;
+    let (engine, endpoints) = rt.engine_and_endpoints()?;
+    Ok(engine.isendrecv(
+        endpoints,
+        route.map(|r| r.send(sendbuf, sendtag, Mode::Standard)),
+        pattern.map(|p| (recvbuf, p)),
+    ))
+}
+
+/// Starts `MPI_Isendrecv_replace`: the message goes from a packed copy,
+/// the reply lands in the buffer itself.
+///
+/// # Safety
+/// MPI's contract for the buffer.
+#[allow(clippy::too_many_arguments)]
+unsafe fn start_sendrecv_replace(
+    buf: *mut c_void,
+    n: usize,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+) -> MpiResult<MPI_Request> {
+    check_tag(sendtag, false)?;
+    check_tag(recvtag, true)?;
+    let user = unsafe { message_buffer(buf, n, datatype) }?;
+    let mut rt = runtime::lock();
+    let route = Route::to(&rt, comm, dest)?;
+    let pattern = accepting(&rt, comm, source, recvtag)?;
+    let send = route.map(|r| {
+        let mut packed = vec![0u8; user.len()];
+        user.pack(0, &mut packed);
+        r.send(UserBuffer::packed(packed), sendtag, Mode::Standard)
+    });
+    let (engine, endpoints) = rt.engine_and_endpoints()?;
+    Ok(engine.isendrecv(endpoints, send, pattern.map(|p| (user, p))))
 }
 
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn sendrecv(
     sendbuf: *const c_void,
-    sendcount: c_int,
+    sendcount: impl CountArg,
     sendtype: MPI_Datatype,
     dest: c_int,
     sendtag: c_int,
     recvbuf: *mut c_void,
-    recvcount: c_int,
+    recvcount: impl CountArg,
     recvtype: MPI_Datatype,
     source: c_int,
     recvtag: c_int,
@@ -288,28 +433,48 @@ pub unsafe fn sendrecv(
     status: *mut MPI_Status,
 ) -> MpiResult {
     let status_out = unsafe { StatusOut::new(status) }?;
-    let r = unsafe { start_recv(recvbuf, recvcount, recvtype, source, recvtag, comm) }?;
-    let s = unsafe {
-        start_send(
-            sendbuf,
-            sendcount,
-            sendtype,
-            dest,
-            sendtag,
-            comm,
-            Mode::Standard,
+    let sendcount = elements(sendcount, "sendcount")?;
+    let recvcount = elements(recvcount, "recvcount")?;
+    let id = unsafe {
+        start_sendrecv(
+            sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
+            recvtag, comm,
         )
     }?;
-    wait_request(s)?;
-    let st = wait_request(r)?;
-    unsafe { write_status(status_out, &st) };
-    status_error(&st)
+    unsafe { wait_receive(id, status_out) }
+}
+
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn isendrecv(
+    sendbuf: *const c_void,
+    sendcount: impl CountArg,
+    sendtype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: impl CountArg,
+    recvtype: MPI_Datatype,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> MpiResult {
+    let request = out_request(request)?;
+    let sendcount = elements(sendcount, "sendcount")?;
+    let recvcount = elements(recvcount, "recvcount")?;
+    *request = unsafe {
+        start_sendrecv(
+            sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
+            recvtag, comm,
+        )
+    }?;
+    Ok(())
 }
 
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn sendrecv_replace(
     buf: *mut c_void,
-    n: c_int,
+    n: impl CountArg,
     datatype: MPI_Datatype,
     dest: c_int,
     sendtag: c_int,
@@ -319,64 +484,40 @@ pub unsafe fn sendrecv_replace(
     status: *mut MPI_Status,
 ) -> MpiResult {
     let status_out = unsafe { StatusOut::new(status) }?;
-    let count_n = count(n, "count")?;
-    let dt = datatype::lookup_committed(datatype)?;
-    // Send from a packed copy, receive into the buffer itself.
-    let bytes = count_n * dt.size();
-    let mut packed = vec![0u8; bytes];
-    // SAFETY: `buf` holds `n` elements of `datatype` (MPI's contract).
-    let user = unsafe { UserBuffer::new(buf, count_n, dt) };
-    user.pack(0, &mut packed);
-    let s = unsafe {
-        start_send(
-            packed.as_ptr().cast(),
-            bytes as c_int,
-            MPI_BYTE,
-            dest,
-            sendtag,
-            comm,
-            Mode::Standard,
-        )
-    }?;
-    let r = unsafe { start_recv(buf, n, datatype, source, recvtag, comm) }?;
-    wait_request(s)?;
-    let st = wait_request(r)?;
-    drop(packed);
-    unsafe { write_status(status_out, &st) };
-    status_error(&st)
+    let n = elements(n, "count")?;
+    let id =
+        unsafe { start_sendrecv_replace(buf, n, datatype, dest, sendtag, source, recvtag, comm) }?;
+    unsafe { wait_receive(id, status_out) }
 }
 
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn isendrecv_replace(
+    buf: *mut c_void,
+    n: impl CountArg,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> MpiResult {
+    let request = out_request(request)?;
+    let n = elements(n, "count")?;
+    *request =
+        unsafe { start_sendrecv_replace(buf, n, datatype, dest, sendtag, source, recvtag, comm) }?;
+    Ok(())
+}
+
+/// What a probe looks for; `None` for `MPI_PROC_NULL`.
 fn probe_pattern(
-    rt: &runtime::Runtime,
+    rt: &Runtime,
     source: c_int,
     tag: c_int,
     comm: MPI_Comm,
 ) -> MpiResult<Option<Pattern>> {
     check_tag(tag, true)?;
-    let c = rt.comms.get(comm)?;
-    if source == MPI_PROC_NULL {
-        return Ok(None);
-    }
-    if source != MPI_ANY_SOURCE {
-        c.check_rank(source)?;
-    }
-    Ok(Some(Pattern {
-        context_id: c.context_id,
-        source: if source == MPI_ANY_SOURCE {
-            ANY
-        } else {
-            source
-        },
-        tag: if tag == MPI_ANY_TAG { ANY } else { tag },
-    }))
-}
-
-fn proc_null_status() -> MPI_Status {
-    MPI_Status {
-        MPI_SOURCE: MPI_PROC_NULL,
-        MPI_TAG: MPI_ANY_TAG,
-        ..Default::default()
-    }
+    accepting(rt, comm, source, tag)
 }
 
 pub unsafe fn iprobe(

@@ -1,5 +1,7 @@
 //! `MPI_Status` output arguments: a real pointer, or `MPI_STATUS_IGNORE`
 //! / `MPI_STATUSES_IGNORE` (the address 1), checked once at entry.
+use std::os::raw::c_int;
+
 use crate::abi::constants::*;
 use crate::abi::types::MPI_Status;
 use crate::core::error::{MpiError, MpiResult};
@@ -58,13 +60,14 @@ pub unsafe fn write_status(out: StatusOut, status: &MPI_Status) {
     }
 }
 
-/// The status of an empty (null or inactive) request: source
-/// `MPI_ANY_SOURCE`, tag `MPI_ANY_TAG`, count 0, not cancelled.
-pub fn empty_status() -> MPI_Status {
-    MPI_Status {
-        MPI_SOURCE: MPI_ANY_SOURCE,
-        MPI_TAG: MPI_ANY_TAG,
-        MPI_ERROR: MPI_SUCCESS,
-        ..Default::default()
+pub use crate::core::p2p::request::empty_status;
+
+/// `MPI_Status_set_cancelled` (for generalized requests' query functions).
+pub unsafe fn set_cancelled(status: *mut MPI_Status, flag: c_int) -> MpiResult {
+    match unsafe { StatusOut::new(status) }? {
+        // SAFETY: the caller's status, neither NULL nor the ignore marker.
+        StatusOut::To(p) => unsafe { (*p).set_cancelled(flag != 0) },
+        StatusOut::Ignore => return Err(MpiError::new(MPI_ERR_ARG, "status is MPI_STATUS_IGNORE")),
     }
+    Ok(())
 }

@@ -29,20 +29,21 @@
 use std::collections::{HashMap, VecDeque};
 use std::os::raw::c_int;
 
-use super::bsend::{AttachedBuffer, OVERHEAD};
+use super::bsend::AttachedBuffer;
 use super::frame::{FrameHeader, FrameKind, FLAG_SYNC, HEADER_LEN};
 use super::generalized::Generalized;
 use super::request::{
-    cancelled_status, empty_status, proc_null_status, receive_status, Matched, Operation,
-    Persistent, Probed, RecvOp, Request, SendOp, SendStage, Template,
+    cancelled_status, empty_status, receive_status, Matched, Operation, RecvOp, Request, SendOp,
+    SendStage,
 };
-use super::user_buffer::{byte_type, UserBuffer};
+use super::user_buffer::UserBuffer;
 use crate::abi::constants::*;
-use crate::abi::types::{MPI_Message, MPI_Request, MPI_Status};
+use crate::abi::types::{MPI_Request, MPI_Status};
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::handles::{HandleTable, ObjectKind};
 use crate::core::matching::{Envelope, Matcher, Pattern};
-use crate::transport::endpoints::{Endpoints, SendOutcome};
+pub use crate::transport::endpoints::Endpoints;
+use crate::transport::endpoints::SendOutcome;
 use crate::transport::ProcessId;
 
 /// Messages up to this size (plus header, and within the transport's frame
@@ -86,14 +87,14 @@ enum Outgoing {
 
 pub struct Engine {
     pub requests: HandleTable<Request>,
-    matcher: Matcher<MPI_Request, Incoming>,
+    pub(super) matcher: Matcher<MPI_Request, Incoming>,
     /// Per peer, frames that could not leave yet, in order.
     outbox: HashMap<ProcessId, VecDeque<Outgoing>>,
     my_pid: u32,
     /// `process_vm_readv` failed once: do not try it again.
     single_copy_refused: bool,
     /// The buffer of buffered-mode sends (`MPI_Buffer_attach`).
-    attached: Option<AttachedBuffer>,
+    pub(super) attached: Option<AttachedBuffer>,
 }
 
 impl Default for Engine {
@@ -130,7 +131,7 @@ impl Engine {
     }
 
     /// Starts a send on the existing request `id` (new, or persistent).
-    fn launch_send(&mut self, ep: &mut Endpoints, id: MPI_Request, args: SendArgs) {
+    pub(super) fn launch_send(&mut self, ep: &mut Endpoints, id: MPI_Request, args: SendArgs) {
         let len = args.buf.len();
         let dest = args.dest;
         // Messages to oneself always go eagerly (copied), so a blocking send
@@ -238,6 +239,22 @@ impl Engine {
         }
     }
 
+    /// Queues a frame for `dest` without sending it yet.
+    fn queue(&mut self, dest: ProcessId, item: Outgoing) {
+        self.outbox.entry(dest).or_default().push_back(item);
+    }
+
+    /// Sends what waits for every peer, until each transport is full.
+    pub(super) fn flush_all(&mut self, ep: &mut Endpoints) {
+        if self.outbox.is_empty() {
+            return;
+        }
+        let peers: Vec<ProcessId> = self.outbox.keys().copied().collect();
+        for peer in peers {
+            self.flush_peer(ep, peer);
+        }
+    }
+
     fn enqueue(&mut self, ep: &mut Endpoints, dest: ProcessId, item: Outgoing) {
         self.outbox.entry(dest).or_default().push_back(item);
         self.flush_peer(ep, dest);
@@ -284,22 +301,32 @@ impl Engine {
         false
     }
 
-    /// Removes a request from the table; a frame of it still queued loses
-    /// its owner (it goes out, but can no longer be cancelled).
-    fn remove_request(&mut self, id: MPI_Request) -> Option<Request> {
-        let req = self.requests.remove(id)?;
-        if req.queued_frame {
-            for queue in self.outbox.values_mut() {
-                for item in queue.iter_mut() {
-                    if let Outgoing::Frame { owner, .. } = item {
-                        if *owner == id {
-                            *owner = MPI_REQUEST_NULL;
-                        }
+    /// Removes a request from the table (see [`Engine::disown_frames`]).
+    pub(super) fn remove_request(&mut self, id: MPI_Request) -> Option<Request> {
+        self.disown_frames(id);
+        self.requests.remove(id)
+    }
+
+    /// The operation of request `id` is over for the program (its request
+    /// goes, or a persistent one becomes inactive): a frame of it still
+    /// queued loses its owner, so it goes out but can no longer be
+    /// cancelled, and a later activation's frame is the only one `id` owns.
+    fn disown_frames(&mut self, id: MPI_Request) {
+        let Some(req) = self.requests.get_mut(id) else {
+            return;
+        };
+        if !std::mem::take(&mut req.queued_frame) {
+            return;
+        }
+        for queue in self.outbox.values_mut() {
+            for item in queue.iter_mut() {
+                if let Outgoing::Frame { owner, .. } = item {
+                    if *owner == id {
+                        *owner = MPI_REQUEST_NULL;
                     }
                 }
             }
         }
-        Some(req)
     }
 
     /// Sends what waits for `dest`, in order, until the transport is full.
@@ -401,7 +428,7 @@ impl Engine {
     /// After request `id` completed in the engine: a buffered send gives
     /// its space back and goes, a part of an `MPI_Isendrecv` tells its
     /// request, a request whose handle was freed goes.
-    fn settle(&mut self, id: MPI_Request) {
+    pub(super) fn settle(&mut self, id: MPI_Request) {
         let Some(req) = self.requests.get(id) else {
             return;
         };
@@ -421,40 +448,6 @@ impl Engine {
         }
     }
 
-    /// Completes an `MPI_Isendrecv` request once both its parts have.
-    fn settle_sendrecv(&mut self, parent: MPI_Request) {
-        let Some(Request {
-            op: Operation::SendRecv { send, recv },
-            complete: false,
-            ..
-        }) = self.requests.get(parent)
-        else {
-            return;
-        };
-        let (send, recv) = (*send, *recv);
-        let part_done = |id: MPI_Request| {
-            id == MPI_REQUEST_NULL || self.requests.get(id).is_none_or(|r| r.complete)
-        };
-        if !part_done(send) || !part_done(recv) {
-            return;
-        }
-        let send_part = self.remove_request(send);
-        let recv_part = self.remove_request(recv);
-        let status = recv_part
-            .as_ref()
-            .map_or_else(proc_null_status, |r| r.status);
-        let error = recv_part
-            .and_then(|r| r.error)
-            .or_else(|| send_part.and_then(|r| r.error));
-        if let Some(req) = self.requests.get_mut(parent) {
-            match error {
-                Some(e) => req.fail(e),
-                None => req.finish(status),
-            }
-        }
-        self.settle(parent);
-    }
-
     /// Starts a receive; returns its request.
     pub fn irecv(&mut self, ep: &mut Endpoints, buf: UserBuffer, pattern: Pattern) -> MPI_Request {
         let id = self.requests.insert(Request::new(Operation::Done));
@@ -463,7 +456,7 @@ impl Engine {
     }
 
     /// Starts a receive on the existing request `id` (new, or persistent).
-    fn launch_recv(
+    pub(super) fn launch_recv(
         &mut self,
         ep: &mut Endpoints,
         id: MPI_Request,
@@ -483,15 +476,17 @@ impl Engine {
         req.error = None;
         req.status = MPI_Status::default();
         if let Some((env, incoming)) = self.matcher.post(pattern, id) {
-            self.deliver(ep, id, env, incoming, None);
+            self.deliver(id, env, incoming, None);
+            self.flush_all(ep);
         }
     }
 
     /// A matched message meets its receive. `direct` is an eager message's
     /// data still in the transport's frame (no intermediate copy).
-    fn deliver(
+    /// Replies it needs (acknowledgement, CTS, FIN) are queued; the caller
+    /// flushes them (`flush_all`), or the next progress does.
+    pub(super) fn deliver(
         &mut self,
-        ep: &mut Endpoints,
         id: MPI_Request,
         env: Envelope,
         incoming: Incoming,
@@ -513,7 +508,7 @@ impl Engine {
             IncomingBody::Eager { data, sync_request } => {
                 if let Some(sender) = sync_request {
                     let frame = control_frame(FrameKind::SyncAck, sender, 0);
-                    self.enqueue(ep, incoming.from, control(frame));
+                    self.queue(incoming.from, control(frame));
                 }
                 self.receive_piece(id, 0, direct.unwrap_or(&data));
             }
@@ -524,12 +519,12 @@ impl Engine {
                 if let Some((pid, addr)) = single_copy {
                     if self.single_copy(id, pid, addr) {
                         let frame = control_frame(FrameKind::Finished, send_request, 0);
-                        self.enqueue(ep, incoming.from, control(frame));
+                        self.queue(incoming.from, control(frame));
                         return;
                     }
                 }
                 let frame = control_frame(FrameKind::ClearToSend, send_request, id as u32 as u64);
-                self.enqueue(ep, incoming.from, control(frame));
+                self.queue(incoming.from, control(frame));
             }
         }
     }
@@ -651,7 +646,9 @@ impl Engine {
     }
 
     /// One frame from `from`.
-    fn on_frame(&mut self, ep: &mut Endpoints, from: ProcessId, frame: &[u8]) {
+    /// Handles it in place (an eager message is copied straight from the
+    /// transport's cell into the receive buffer); replies are queued.
+    fn on_frame(&mut self, from: ProcessId, frame: &[u8]) {
         let Some(header) = FrameHeader::decode(frame) else {
             log::error!(
                 "malformed frame from process {from} dropped ({} bytes)",
@@ -677,7 +674,7 @@ impl Engine {
                     },
                 };
                 match self.matcher.match_posted(&env) {
-                    Some(id) => self.deliver(ep, id, env, incoming, Some(payload)),
+                    Some(id) => self.deliver(id, env, incoming, Some(payload)),
                     None => {
                         let incoming = Incoming {
                             body: IncomingBody::Eager {
@@ -705,7 +702,7 @@ impl Engine {
                     },
                 };
                 match self.matcher.match_posted(&env) {
-                    Some(id) => self.deliver(ep, id, env, incoming, None),
+                    Some(id) => self.deliver(id, env, incoming, None),
                     None => self.matcher.push_unexpected(env, incoming),
                 }
             }
@@ -717,8 +714,7 @@ impl Engine {
                 }) = self.requests.get_mut(send)
                 {
                     op.stage = SendStage::Streaming;
-                    self.enqueue(
-                        ep,
+                    self.queue(
                         from,
                         Outgoing::Stream {
                             send,
@@ -744,18 +740,11 @@ impl Engine {
     /// Moves everything that can move: arrived frames, then waiting sends.
     /// Returns whether anything happened.
     pub fn progress(&mut self, ep: &mut Endpoints) -> bool {
-        let mut arrived: Vec<(ProcessId, Vec<u8>)> = Vec::new();
-        let mut n = 0;
-        // Frames are handled after the poll returns so that handling may
-        // send (CTS, acknowledgements) through the same endpoints.
-        n += ep.poll(&mut |from, frame| arrived.push((from, frame.to_vec())));
-        for (from, frame) in arrived {
-            self.on_frame(ep, from, &frame);
-        }
-        let peers: Vec<ProcessId> = self.outbox.keys().copied().collect();
-        for peer in peers {
-            self.flush_peer(ep, peer);
-        }
+        // Frames are handled where they lie in the transport; the replies
+        // they cause are queued and leave in the flush below.
+        let engine = &mut *self;
+        let n = ep.poll(&mut |from, frame| engine.on_frame(from, frame));
+        self.flush_all(ep);
         n > 0
     }
 
@@ -781,7 +770,7 @@ impl Engine {
         })
     }
 
-    fn user_request(&self, id: MPI_Request) -> MpiResult<&Request> {
+    pub(super) fn user_request(&self, id: MPI_Request) -> MpiResult<&Request> {
         match self.requests.get(id) {
             Some(req) if req.is_user_request() => Ok(req),
             _ => Err(invalid_request(id)),
@@ -810,6 +799,7 @@ impl Engine {
         }
         let persists = req.persistent.is_some();
         let generalized = if persists {
+            self.disown_frames(id);
             None
         } else {
             self.remove_request(id).and_then(|r| r.generalized)
@@ -829,69 +819,12 @@ impl Engine {
             .map(|(env, m)| receive_status(env.source, env.tag, m.len, MPI_SUCCESS))
     }
 
-    /// `MPI_Improbe`: takes the oldest unexpected message `pattern` accepts
-    /// out of the matching queue (no receive can match it any more) and
-    /// returns its `MPI_Message` handle and status.
-    pub fn improbe(&mut self, pattern: &Pattern) -> Option<(MPI_Message, MPI_Status)> {
-        let (env, incoming) = self.matcher.take_unexpected(pattern)?;
-        let status = receive_status(env.source, env.tag, incoming.len, MPI_SUCCESS);
-        let message = self
-            .requests
-            .insert(Request::new(Operation::Message(Box::new(Probed {
-                env,
-                incoming,
-            }))));
-        Some((message, status))
-    }
-
-    /// `MPI_Imrecv`: receives the message `MPI_Mprobe` took into `buf`.
-    pub fn imrecv(
-        &mut self,
-        ep: &mut Endpoints,
-        message: MPI_Message,
-        buf: UserBuffer,
-    ) -> MpiResult<MPI_Request> {
-        if !matches!(
-            self.requests.get(message).map(|r| &r.op),
-            Some(Operation::Message(_))
-        ) {
-            return Err(MpiError::new(
-                MPI_ERR_REQUEST,
-                format!(
-                    "handle {:#010x} is not a message from MPI_Mprobe or MPI_Improbe",
-                    message as u32
-                ),
-            ));
-        }
-        let Some(Request {
-            op: Operation::Message(probed),
-            ..
-        }) = self.remove_request(message)
-        else {
-            unreachable!("checked above");
-        };
-        let Probed { env, incoming } = *probed;
-        let pattern = Pattern {
-            context_id: env.context_id,
-            source: env.source,
-            tag: env.tag,
-        };
-        let id = self.requests.insert(Request::new(Operation::Recv(RecvOp {
-            buf,
-            pattern,
-            matched: None,
-            received: 0,
-        })));
-        self.deliver(ep, id, env, incoming, None);
-        Ok(id)
-    }
-
     /// `MPI_Cancel`: a receive that has not matched, or a send whose first
     /// frame has not left this process, completes as cancelled; anything
     /// else goes on (and reports not cancelled). Generalized requests are
     /// the caller's ([`Engine::generalized`]).
     pub fn cancel(&mut self, id: MPI_Request) -> MpiResult {
-        let req = self.requests.get(id).ok_or_else(|| invalid_request(id))?;
+        let req = self.user_request(id)?;
         if req.is_inactive() {
             return Err(MpiError::new(
                 MPI_ERR_REQUEST,
@@ -950,234 +883,6 @@ impl Engine {
             .complete)
     }
 
-    /// A persistent request for `template`, inactive until `start`.
-    pub fn persistent(&mut self, template: Template) -> MPI_Request {
-        let mut req = Request::new(Operation::Done);
-        req.complete = true;
-        req.status = empty_status();
-        req.persistent = Some(Box::new(Persistent {
-            template,
-            active: false,
-        }));
-        self.requests.insert(req)
-    }
-
-    /// Checks that `id` is a persistent request `MPI_Start` may start.
-    pub fn check_startable(&self, id: MPI_Request) -> MpiResult {
-        let req = self.user_request(id)?;
-        match &req.persistent {
-            None => Err(MpiError::new(
-                MPI_ERR_REQUEST,
-                format!("request {:#010x} is not a persistent request", id as u32),
-            )),
-            Some(p) if p.active => Err(MpiError::new(
-                MPI_ERR_REQUEST,
-                format!("persistent request {:#010x} is active already", id as u32),
-            )),
-            Some(_) => Ok(()),
-        }
-    }
-
-    /// `MPI_Start`: launches a persistent request's operation again.
-    pub fn start(&mut self, ep: &mut Endpoints, id: MPI_Request) -> MpiResult {
-        self.check_startable(id)?;
-        let req = self.requests.get_mut(id).expect("checked");
-        let p = req.persistent.as_mut().expect("checked");
-        p.active = true;
-        match p.template.clone() {
-            Template::ProcNull => req.finish(proc_null_status()),
-            Template::Recv { buf, pattern } => self.launch_recv(ep, id, buf, pattern),
-            Template::Send {
-                args,
-                buffered: false,
-            } => self.launch_send(ep, id, args),
-            Template::Send {
-                args,
-                buffered: true,
-            } => match self.bsend(ep, args) {
-                Ok(()) => {
-                    if let Some(req) = self.requests.get_mut(id) {
-                        req.finish(MPI_Status::default());
-                    }
-                }
-                Err(e) => {
-                    if let Some(p) = self
-                        .requests
-                        .get_mut(id)
-                        .and_then(|r| r.persistent.as_mut())
-                    {
-                        p.active = false;
-                    }
-                    return Err(e);
-                }
-            },
-        }
-        Ok(())
-    }
-
-    /// `MPI_Isendrecv`: one request for a send and a receive (`None`: the
-    /// part names `MPI_PROC_NULL`), complete when both are; its status is
-    /// the receive's.
-    pub fn isendrecv(
-        &mut self,
-        ep: &mut Endpoints,
-        send: Option<SendArgs>,
-        recv: Option<(UserBuffer, Pattern)>,
-    ) -> MPI_Request {
-        let parent = self.requests.insert(Request::new(Operation::Done));
-        let mut part = |present: bool| {
-            if !present {
-                return MPI_REQUEST_NULL;
-            }
-            let mut r = Request::new(Operation::Done);
-            r.parent = parent;
-            self.requests.insert(r)
-        };
-        let (send_id, recv_id) = (part(send.is_some()), part(recv.is_some()));
-        if let Some(req) = self.requests.get_mut(parent) {
-            req.op = Operation::SendRecv {
-                send: send_id,
-                recv: recv_id,
-            };
-        }
-        if let Some((buf, pattern)) = recv {
-            self.launch_recv(ep, recv_id, buf, pattern);
-        }
-        if let Some(args) = send {
-            self.launch_send(ep, send_id, args);
-        }
-        self.settle_sendrecv(parent);
-        parent
-    }
-
-    /// `MPI_Buffer_attach`.
-    pub fn attach_buffer(&mut self, base: usize, size: usize) -> MpiResult {
-        if self.attached.is_some() {
-            return Err(MpiError::new(
-                MPI_ERR_BUFFER,
-                "a buffer is attached already (MPI_Buffer_detach it first)",
-            ));
-        }
-        self.attached = Some(AttachedBuffer::new(base, size));
-        Ok(())
-    }
-
-    /// Whether buffered sends still use the attached buffer.
-    pub fn buffered_sends_pending(&self) -> bool {
-        self.attached.as_ref().is_some_and(|b| b.in_use())
-    }
-
-    /// `MPI_Buffer_detach` once no buffered send uses the buffer: its
-    /// address and size (`None` when none is attached).
-    pub fn detach_buffer(&mut self) -> Option<(usize, usize)> {
-        debug_assert!(!self.buffered_sends_pending());
-        self.attached.take().map(|b| (b.base(), b.size()))
-    }
-
-    /// A buffered-mode send: packs the message into the attached buffer
-    /// and sends it from there; `MPI_ERR_BUFFER` when it does not fit.
-    pub fn bsend(&mut self, ep: &mut Endpoints, args: SendArgs) -> MpiResult {
-        let len = args.buf.len();
-        let Some(buffer) = &mut self.attached else {
-            return Err(MpiError::new(
-                MPI_ERR_BUFFER,
-                "buffered send without an attached buffer (MPI_Buffer_attach)",
-            ));
-        };
-        let offset = match buffer.reserve(len) {
-            Some(offset) => offset,
-            None => {
-                // Completed buffered sends give their space back.
-                self.progress(ep);
-                let buffer = self.attached.as_mut().expect("attached");
-                buffer.reserve(len).ok_or_else(|| {
-                    MpiError::new(
-                        MPI_ERR_BUFFER,
-                        format!(
-                            "the attached buffer has no room for {len} bytes plus MPI_BSEND_OVERHEAD ({OVERHEAD}): \
-                             {} of its {} bytes are free",
-                            buffer.free_bytes(),
-                            buffer.size()
-                        ),
-                    )
-                })?
-            }
-        };
-        let addr = self.attached.as_ref().expect("attached").base() + offset;
-        if len > 0 {
-            // SAFETY: [addr, addr + len) lies inside the attached buffer,
-            // which the program lent MPI until MPI_Buffer_detach (it waits
-            // for this send), and this region is reserved for this message.
-            let region = unsafe { std::slice::from_raw_parts_mut(addr as *mut u8, len) };
-            args.buf.pack(0, region);
-        }
-        let send_args = SendArgs {
-            // SAFETY: as above: the region stays valid and untouched until
-            // the send completes and gives it back.
-            buf: unsafe { UserBuffer::new(addr as *const std::os::raw::c_void, len, byte_type()) },
-            ..args
-        };
-        let mut req = Request::new(Operation::Done);
-        req.bsend_offset = Some(offset);
-        let id = self.requests.insert(req);
-        self.launch_send(ep, id, send_args);
-        Ok(())
-    }
-
-    /// A generalized request (`MPI_Grequest_start`).
-    pub fn grequest_start(&mut self, callbacks: Generalized) -> MPI_Request {
-        let mut req = Request::new(Operation::Done);
-        req.generalized = Some(Box::new(callbacks));
-        self.requests.insert(req)
-    }
-
-    /// The callbacks of generalized request `id` (`None` for other
-    /// requests) and whether it is complete.
-    pub fn generalized(&self, id: MPI_Request) -> Option<(Generalized, bool)> {
-        let req = self.requests.get(id)?;
-        req.generalized.as_ref().map(|g| (**g, req.complete))
-    }
-
-    /// `MPI_Grequest_complete`. A request whose handle was freed goes now;
-    /// its callbacks are returned (its free function is due).
-    pub fn grequest_complete(&mut self, id: MPI_Request) -> MpiResult<Option<Generalized>> {
-        let req = match self.requests.get_mut(id) {
-            Some(req) if req.generalized.is_some() => req,
-            _ => {
-                return Err(MpiError::new(
-                    MPI_ERR_REQUEST,
-                    format!("handle {:#010x} is not a generalized request", id as u32),
-                ))
-            }
-        };
-        if req.complete {
-            return Err(MpiError::new(
-                MPI_ERR_REQUEST,
-                "MPI_Grequest_complete called twice",
-            ));
-        }
-        req.finish(empty_status());
-        if req.freed {
-            return Ok(self
-                .remove_request(id)
-                .and_then(|r| r.generalized.map(|g| *g)));
-        }
-        Ok(None)
-    }
-
-    /// The generalized requests among `handles` that are still in flight
-    /// and have a poll function (MPICH's `MPIX_Grequest_start`).
-    pub fn pollers(&self, handles: &[MPI_Request]) -> Vec<Generalized> {
-        handles
-            .iter()
-            .filter_map(|&h| self.requests.get(h))
-            .filter(|r| !r.complete)
-            .filter_map(|r| r.generalized.as_deref())
-            .filter(|g| g.polls())
-            .copied()
-            .collect()
-    }
-
     /// Whether frames still wait to leave (they must before an epoch ends).
     pub fn has_outgoing(&self) -> bool {
         self.outbox.values().any(|q| !q.is_empty())
@@ -1194,6 +899,14 @@ impl Engine {
     /// A request that is complete from the start (`MPI_PROC_NULL`).
     pub fn completed_null(&mut self) -> MPI_Request {
         self.requests.insert(Request::completed_null())
+    }
+
+    /// A request that is complete from the start with `status` (a
+    /// buffered send).
+    pub fn completed(&mut self, status: MPI_Status) -> MPI_Request {
+        let mut req = Request::new(Operation::Done);
+        req.finish(status);
+        self.requests.insert(req)
     }
 }
 
@@ -1259,4 +972,145 @@ pub fn invalid_request(id: MPI_Request) -> MpiError {
         MPI_ERR_REQUEST,
         format!("handle {:#010x} is not an active request", id as u32),
     )
+}
+
+/// Engines over `self`-only endpoints, for the unit tests of this module
+/// and its neighbours. Process 0 is this process; any other process is
+/// never reachable (its card is never found), so frames to it stay in the
+/// outbox.
+#[cfg(test)]
+pub(super) mod testing {
+    use super::*;
+    use crate::core::matching::ANY;
+
+    pub const ME: ProcessId = 0;
+    pub const UNREACHABLE: ProcessId = 7;
+    pub const CONTEXT: u64 = 42;
+
+    pub fn engine() -> (Engine, Endpoints) {
+        (Engine::default(), Endpoints::new(ME, 1))
+    }
+
+    /// A send of `data` (which must outlive it) to `dest` with `tag`.
+    pub fn send_args(data: &[u8], dest: ProcessId, tag: i32) -> SendArgs {
+        SendArgs {
+            // SAFETY: the tests keep `data` alive until the send is done.
+            buf: unsafe {
+                UserBuffer::new(
+                    data.as_ptr().cast(),
+                    data.len(),
+                    super::super::user_buffer::byte_type(),
+                )
+            },
+            dest,
+            context_id: CONTEXT,
+            source: 0,
+            tag,
+            synchronous: false,
+        }
+    }
+
+    /// A receive buffer over `buf` (which must outlive the receive).
+    pub fn recv_buf(buf: &mut [u8]) -> UserBuffer {
+        // SAFETY: the tests keep `buf` alive until the receive is done.
+        unsafe {
+            UserBuffer::new(
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+                super::super::user_buffer::byte_type(),
+            )
+        }
+    }
+
+    /// Accepts `tag` (or any tag) from rank 0.
+    pub fn pattern(tag: Option<i32>) -> Pattern {
+        Pattern {
+            context_id: CONTEXT,
+            source: 0,
+            tag: tag.unwrap_or(ANY),
+        }
+    }
+
+    /// Progress until nothing moves.
+    pub fn settle_down(engine: &mut Engine, ep: &mut Endpoints) {
+        while engine.progress(ep) {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::*;
+    use super::*;
+
+    #[test]
+    fn a_send_still_in_the_outbox_is_cancelled() {
+        let (mut e, mut ep) = engine();
+        let data = [1u8; 32];
+        // Standard eager: complete once copied, cancelled all the same.
+        let standard = e.isend(&mut ep, send_args(&data, UNREACHABLE, 1));
+        assert_eq!(e.state(standard).unwrap(), RequestState::Complete);
+        // Synchronous: pending until cancelled.
+        let mut args = send_args(&data, UNREACHABLE, 2);
+        args.synchronous = true;
+        let sync = e.isend(&mut ep, args);
+        assert_eq!(e.state(sync).unwrap(), RequestState::Pending);
+        assert!(e.has_outgoing());
+        e.cancel(sync).unwrap();
+        e.cancel(standard).unwrap();
+        assert!(!e.has_outgoing(), "both frames were withdrawn");
+        for id in [sync, standard] {
+            assert_eq!(e.state(id).unwrap(), RequestState::Complete);
+            assert!(e.take(id).unwrap().status.cancelled());
+        }
+    }
+
+    #[test]
+    fn a_send_that_left_is_not_cancelled() {
+        let (mut e, mut ep) = engine();
+        let data = [9u8; 4];
+        let s = e.isend(&mut ep, send_args(&data, ME, 3));
+        e.cancel(s).unwrap();
+        assert!(!e.take(s).unwrap().status.cancelled());
+        let mut buf = [0u8; 4];
+        let r = e.irecv(&mut ep, recv_buf(&mut buf), pattern(Some(3)));
+        settle_down(&mut e, &mut ep);
+        assert_eq!(e.state(r).unwrap(), RequestState::Complete);
+        assert_eq!(buf, data);
+    }
+
+    #[test]
+    fn a_freed_send_leaves_its_frame_without_an_owner() {
+        let (mut e, mut ep) = engine();
+        let data = [5u8; 8];
+        let s = e.isend(&mut ep, send_args(&data, UNREACHABLE, 1));
+        e.free(s).unwrap();
+        assert!(e.requests.get(s).is_none());
+        assert!(e.has_outgoing(), "the message still goes");
+        // A receive cancelled later is not confused with the old frame.
+        let mut buf = [0u8; 8];
+        let r = e.irecv(&mut ep, recv_buf(&mut buf), pattern(Some(1)));
+        e.cancel(r).unwrap();
+        assert!(e.take(r).unwrap().status.cancelled());
+        assert!(e.has_outgoing());
+    }
+
+    #[test]
+    fn an_unmatched_receive_is_cancelled_and_message_handles_are_not_requests() {
+        let (mut e, mut ep) = engine();
+        let mut buf = [0u8; 8];
+        let r = e.irecv(&mut ep, recv_buf(&mut buf), pattern(None));
+        assert_eq!(e.state(r).unwrap(), RequestState::Pending);
+        e.cancel(r).unwrap();
+        let taken = e.take(r).unwrap();
+        assert!(taken.status.cancelled() && !taken.persists);
+        assert_eq!(
+            e.state(r).unwrap_err().class,
+            MPI_ERR_REQUEST,
+            "taken requests are gone"
+        );
+        assert_eq!(
+            e.state(MPI_REQUEST_NULL).unwrap_err().class,
+            MPI_ERR_REQUEST
+        );
+    }
 }

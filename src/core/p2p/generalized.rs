@@ -11,13 +11,14 @@ use std::os::raw::{c_int, c_void};
 
 use crate::abi::callbacks::*;
 use crate::abi::constants::*;
-use crate::abi::types::MPI_Status;
-use crate::core::error::MpiError;
+use crate::abi::types::{MPI_Request, MPI_Status};
+use crate::core::error::{MpiError, MpiResult};
 use crate::core::error_codes;
 
-use super::request::empty_status;
+use super::engine::Engine;
+use super::request::{empty_status, Operation, Request};
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 pub struct Generalized {
     pub query_fn: MPI_Grequest_query_function,
     pub free_fn: MPI_Grequest_free_function,
@@ -96,5 +97,126 @@ impl Generalized {
         // SAFETY: the program's wait function with an array of one state,
         // a zero timeout and a valid status; no lock is held.
         callback_error(unsafe { wait(1, &mut state, 0.0, &mut status) }, "wait")
+    }
+}
+
+impl Engine {
+    /// A generalized request (`MPI_Grequest_start`).
+    pub fn grequest_start(&mut self, callbacks: Generalized) -> MPI_Request {
+        let mut req = Request::new(Operation::Done);
+        req.generalized = Some(Box::new(callbacks));
+        self.requests.insert(req)
+    }
+
+    /// The callbacks of generalized request `id` (`None` for other
+    /// requests) and whether it is complete.
+    pub fn generalized(&self, id: MPI_Request) -> Option<(Generalized, bool)> {
+        let req = self.requests.get(id)?;
+        req.generalized.as_ref().map(|g| (**g, req.complete))
+    }
+
+    /// `MPI_Grequest_complete`. A request whose handle was freed goes now;
+    /// its callbacks are returned (its free function is due).
+    pub fn grequest_complete(&mut self, id: MPI_Request) -> MpiResult<Option<Generalized>> {
+        let req = match self.requests.get_mut(id) {
+            Some(req) if req.generalized.is_some() => req,
+            _ => {
+                return Err(MpiError::new(
+                    MPI_ERR_REQUEST,
+                    format!("handle {:#010x} is not a generalized request", id as u32),
+                ))
+            }
+        };
+        if req.complete {
+            return Err(MpiError::new(
+                MPI_ERR_REQUEST,
+                "MPI_Grequest_complete called twice",
+            ));
+        }
+        req.finish(empty_status());
+        if req.freed {
+            return Ok(self
+                .remove_request(id)
+                .and_then(|r| r.generalized.map(|g| *g)));
+        }
+        Ok(None)
+    }
+
+    /// The generalized requests among `handles` that are still in flight
+    /// and have a poll function (MPICH's `MPIX_Grequest_start`).
+    pub fn pollers(&self, handles: &[MPI_Request]) -> Vec<Generalized> {
+        handles
+            .iter()
+            .filter_map(|&h| self.requests.get(h))
+            .filter(|r| !r.complete)
+            .filter_map(|r| r.generalized.as_deref())
+            .filter(|g| g.polls())
+            .copied()
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicI32, Ordering};
+
+    use super::super::engine::RequestState;
+    use super::*;
+
+    static QUERIES: AtomicI32 = AtomicI32::new(0);
+    static FREES: AtomicI32 = AtomicI32::new(0);
+
+    unsafe extern "C" fn query(state: *mut c_void, status: *mut MPI_Status) -> c_int {
+        QUERIES.fetch_add(1, Ordering::SeqCst);
+        // SAFETY: the engine passes a valid status and our own state.
+        unsafe {
+            (*status).MPI_TAG = *(state as *const c_int);
+        }
+        MPI_SUCCESS
+    }
+
+    unsafe extern "C" fn free(_: *mut c_void) -> c_int {
+        FREES.fetch_add(1, Ordering::SeqCst);
+        MPI_ERR_OTHER
+    }
+
+    #[test]
+    fn query_and_free_run_when_the_request_is_taken_or_freed() {
+        let mut e = Engine::default();
+        let mut tag: c_int = 77;
+        let callbacks = Generalized {
+            query_fn: Some(query),
+            free_fn: Some(free),
+            cancel_fn: None,
+            poll_fn: None,
+            wait_fn: None,
+            extra_state: &mut tag as *mut c_int as usize,
+        };
+        let r = e.grequest_start(callbacks);
+        assert_eq!(e.state(r).unwrap(), RequestState::Pending);
+        assert!(e.pollers(&[r]).is_empty());
+        assert!(e.grequest_complete(r).unwrap().is_none());
+        assert_eq!(e.grequest_complete(r).unwrap_err().class, MPI_ERR_REQUEST);
+        let (status, error) = e.take(r).unwrap().finish();
+        assert_eq!(status.MPI_TAG, 77);
+        assert_eq!(
+            error.map(|e| e.class),
+            Some(MPI_ERR_OTHER),
+            "the free function's error"
+        );
+        assert_eq!(
+            (QUERIES.load(Ordering::SeqCst), FREES.load(Ordering::SeqCst)),
+            (1, 1)
+        );
+        // Freed first: the free function is due at completion, no query.
+        let r = e.grequest_start(callbacks);
+        assert!(e.free_request(r).unwrap().is_none());
+        let due = e.grequest_complete(r).unwrap().expect("freed and complete");
+        assert!(due.free().is_some());
+        assert_eq!(
+            (QUERIES.load(Ordering::SeqCst), FREES.load(Ordering::SeqCst)),
+            (1, 2)
+        );
+        assert!(e.requests.is_empty());
     }
 }

@@ -1,8 +1,13 @@
 //! Point-to-point communication: the frame format, requests, user buffers
-//! and the engine that matches and completes them.
+//! and the engine that matches and completes them. The engine's protocols
+//! are in `engine`; the request kinds built around them have a file each
+//! (`persistent`, `bsend`, `sendrecv`, `matched_probe`, `generalized`).
 pub mod bsend;
 pub mod engine;
 pub mod frame;
 pub mod generalized;
+mod matched_probe;
+mod persistent;
 pub mod request;
+mod sendrecv;
 pub mod user_buffer;

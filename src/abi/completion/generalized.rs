@@ -1,0 +1,63 @@
+//! Generalized requests: `MPI_Grequest_start`, MPICH's
+//! `MPIX_Grequest_start` (with poll and wait functions that waits and tests
+//! call to move the request along) and `MPI_Grequest_complete`. How their
+//! callbacks run is described in `core::p2p::generalized`.
+use std::os::raw::c_void;
+
+use crate::abi::args::out;
+use crate::abi::callbacks::*;
+use crate::abi::types::*;
+use crate::core::error::MpiResult;
+use crate::core::p2p::generalized::Generalized;
+use crate::core::runtime;
+
+pub unsafe fn grequest_start(
+    query_fn: MPI_Grequest_query_function,
+    free_fn: MPI_Grequest_free_function,
+    cancel_fn: MPI_Grequest_cancel_function,
+    extra_state: *mut c_void,
+    request: *mut MPI_Request,
+) -> MpiResult {
+    unsafe {
+        mpix_grequest_start(
+            query_fn,
+            free_fn,
+            cancel_fn,
+            None,
+            None,
+            extra_state,
+            request,
+        )
+    }
+}
+
+pub unsafe fn mpix_grequest_start(
+    query_fn: MPI_Grequest_query_function,
+    free_fn: MPI_Grequest_free_function,
+    cancel_fn: MPI_Grequest_cancel_function,
+    poll_fn: MPIX_Grequest_poll_function,
+    wait_fn: MPIX_Grequest_wait_function,
+    extra_state: *mut c_void,
+    request: *mut MPI_Request,
+) -> MpiResult {
+    let request = unsafe { out(request, "request") }?;
+    *request = runtime::lock().p2p.grequest_start(Generalized {
+        query_fn,
+        free_fn,
+        cancel_fn,
+        poll_fn,
+        wait_fn,
+        extra_state: extra_state as usize,
+    });
+    Ok(())
+}
+
+/// Marks the request complete; a request whose handle was freed already
+/// goes now, and its free function runs.
+pub unsafe fn grequest_complete(request: MPI_Request) -> MpiResult {
+    let freed = runtime::lock().p2p.grequest_complete(request)?;
+    match freed.and_then(|g| g.free()) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}

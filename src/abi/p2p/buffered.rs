@@ -1,0 +1,51 @@
+//! The buffer of buffered-mode sends: `MPI_Buffer_attach` and
+//! `MPI_Buffer_detach` (and their `_c` twins). The sends themselves are
+//! `MPI_Bsend`, `MPI_Ibsend` and `MPI_Bsend_init` (see `core::p2p::bsend`
+//! for how space is counted).
+use std::os::raw::c_void;
+
+use super::CountArg;
+use crate::abi::args::out;
+use crate::abi::constants::*;
+use crate::core::error::{MpiError, MpiResult};
+use crate::core::progress::block_on;
+use crate::core::runtime;
+
+pub unsafe fn buffer_attach(buffer: *mut c_void, size: impl CountArg) -> MpiResult {
+    let size: i64 = size.into();
+    let size = usize::try_from(size)
+        .map_err(|_| MpiError::new(MPI_ERR_ARG, format!("size is negative ({size})")))?;
+    if buffer.is_null() && size > 0 {
+        return Err(MpiError::new(MPI_ERR_BUFFER, "buffer is NULL"));
+    }
+    runtime::lock().p2p.attach_buffer(buffer as usize, size)
+}
+
+/// Waits until every buffered send has left the buffer, then detaches it;
+/// gives its address and size (NULL and 0 when none was attached).
+/// `buffer_addr` is a `void **` in C.
+pub unsafe fn buffer_detach<S: TryFrom<usize>>(
+    buffer_addr: *mut c_void,
+    size: *mut S,
+) -> MpiResult {
+    let addr_out = unsafe { out(buffer_addr.cast::<*mut c_void>(), "buffer_addr") }?;
+    let size_out = unsafe { out(size, "size") }?;
+    if let Some((_, bytes)) = runtime::lock().p2p.attached_buffer() {
+        if S::try_from(bytes).is_err() {
+            return Err(MpiError::new(
+                MPI_ERR_ARG,
+                format!("the attached buffer's size ({bytes}) does not fit in an int: use MPI_Buffer_detach_c"),
+            ));
+        }
+    }
+    let detached = block_on(|rt| {
+        if rt.p2p.buffered_sends_pending() {
+            return Ok(None);
+        }
+        Ok(Some(rt.p2p.detach_buffer()))
+    })?;
+    let (base, bytes) = detached.unwrap_or((0, 0));
+    *addr_out = base as *mut c_void;
+    *size_out = S::try_from(bytes).unwrap_or_else(|_| unreachable!("checked before detaching"));
+    Ok(())
+}

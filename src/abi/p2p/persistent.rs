@@ -1,0 +1,133 @@
+//! Persistent requests: `MPI_Send_init` and its modes, `MPI_Recv_init`,
+//! `MPI_Start`, `MPI_Startall`. Arguments are checked once, at init; the
+//! request keeps the operation as a template that each start launches
+//! again. Completion makes the request inactive (see `abi::completion`).
+use std::os::raw::{c_int, c_void};
+
+use super::{check_tag, elements, message_buffer, out_request, CountArg, Mode, Route};
+use crate::abi::args::out;
+use crate::abi::constants::*;
+use crate::abi::types::*;
+use crate::core::error::{MpiError, MpiResult};
+use crate::core::p2p::request::Template;
+use crate::core::runtime;
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn send_init_in_mode(
+    buf: *const c_void,
+    n: impl CountArg,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+    mode: Mode,
+) -> MpiResult {
+    let request = out_request(request)?;
+    let n = elements(n, "count")?;
+    check_tag(tag, false)?;
+    let buf = unsafe { message_buffer(buf, n, datatype) }?;
+    let mut rt = runtime::lock();
+    let template = match Route::to(&rt, comm, dest)? {
+        None => Template::ProcNull,
+        Some(route) => Template::Send {
+            args: route.send(buf, tag, mode),
+            buffered: mode == Mode::Buffered,
+        },
+    };
+    *request = rt.p2p.persistent(template);
+    Ok(())
+}
+
+/// Defines the init call of each send mode.
+macro_rules! send_inits {
+    ($($name:ident => $mode:expr;)*) => {$(
+        pub unsafe fn $name(
+            buf: *const c_void,
+            n: impl CountArg,
+            datatype: MPI_Datatype,
+            dest: c_int,
+            tag: c_int,
+            comm: MPI_Comm,
+            request: *mut MPI_Request,
+        ) -> MpiResult {
+            unsafe { send_init_in_mode(buf, n, datatype, dest, tag, comm, request, $mode) }
+        }
+    )*};
+}
+
+send_inits! {
+    send_init => Mode::Standard;
+    ssend_init => Mode::Synchronous;
+    rsend_init => Mode::Ready;
+    bsend_init => Mode::Buffered;
+}
+
+pub unsafe fn recv_init(
+    buf: *mut c_void,
+    n: impl CountArg,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> MpiResult {
+    let request = out_request(request)?;
+    let n = elements(n, "count")?;
+    check_tag(tag, true)?;
+    let buf = unsafe { message_buffer(buf, n, datatype) }?;
+    let mut rt = runtime::lock();
+    let template = match super::accepting(&rt, comm, source, tag)? {
+        None => Template::ProcNull,
+        Some(pattern) => Template::Recv { buf, pattern },
+    };
+    *request = rt.p2p.persistent(template);
+    Ok(())
+}
+
+fn null_request_error() -> MpiError {
+    MpiError::new(MPI_ERR_REQUEST, "MPI_REQUEST_NULL cannot be started")
+}
+
+pub unsafe fn start(request: *mut MPI_Request) -> MpiResult {
+    let request = unsafe { out(request, "request") }?;
+    if *request == MPI_REQUEST_NULL {
+        return Err(null_request_error());
+    }
+    let mut rt = runtime::lock();
+    let (engine, endpoints) = rt.engine_and_endpoints()?;
+    engine.start(endpoints, *request)
+}
+
+/// Starts every request, after checking that all can start.
+pub unsafe fn startall(n: c_int, requests: *mut MPI_Request) -> MpiResult {
+    let n = elements(n, "count")?;
+    if n == 0 {
+        return Ok(());
+    }
+    if requests.is_null() {
+        return Err(MpiError::new(MPI_ERR_ARG, "array_of_requests is NULL"));
+    }
+    // SAFETY: a non-NULL array of n handles (MPI's contract).
+    let handles = unsafe { std::slice::from_raw_parts(requests, n) };
+    let mut rt = runtime::lock();
+    for (i, &h) in handles.iter().enumerate() {
+        if h == MPI_REQUEST_NULL {
+            return Err(null_request_error());
+        }
+        rt.p2p
+            .check_startable(h)
+            .map_err(|e| MpiError::new(e.class, format!("array_of_requests[{i}]: {}", e.detail)))?;
+        if handles[..i].contains(&h) {
+            return Err(MpiError::new(
+                MPI_ERR_REQUEST,
+                format!("array_of_requests[{i}] repeats an earlier request"),
+            ));
+        }
+    }
+    let (engine, endpoints) = rt.engine_and_endpoints()?;
+    for &h in handles {
+        engine.start(endpoints, h)?;
+    }
+    Ok(())
+}
