@@ -136,10 +136,7 @@ impl Counts {
                 .iter()
                 .map(|&c| c as i64)
                 .collect(),
-            Counts::Large(p) => unsafe { array(p, n, name) }?
-                .iter()
-                .map(|&c| c as i64)
-                .collect(),
+            Counts::Large(p) => unsafe { array(p, n, name) }?.to_vec(),
         };
         raw.iter()
             .enumerate()
@@ -243,10 +240,20 @@ unsafe fn bcast_op(
     Ok(bcast::bcast(Call::start(ch), buf, root))
 }
 
-blocking_and_nonblocking!(bcast, ibcast(buffer: *mut c_void, count: c_int, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm)
-    => bcast_op(buffer, count as i64, datatype, root, comm));
-blocking_and_nonblocking!(bcast_c, ibcast_c(buffer: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm)
-    => bcast_op(buffer, count, datatype, root, comm));
+blocking_and_nonblocking!(
+    bcast, ibcast(
+        buffer: *mut c_void, count: c_int, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm
+    ) => bcast_op(
+        buffer, count as i64, datatype, root, comm
+    )
+);
+blocking_and_nonblocking!(
+    bcast_c, ibcast_c(
+        buffer: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm
+    ) => bcast_op(
+        buffer, count, datatype, root, comm
+    )
+);
 
 // ---- Gather, Gatherv ----
 
@@ -282,10 +289,22 @@ unsafe fn gather_op(
     Ok(gather::gather(Call::start(ch), send, recv, root))
 }
 
-blocking_and_nonblocking!(gather, igather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm)
-    => gather_op(sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, root, comm));
-blocking_and_nonblocking!(gather_c, igather_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm)
-    => gather_op(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm));
+blocking_and_nonblocking!(
+    gather, igather(
+        sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void,
+        recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm
+    ) => gather_op(
+        sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, root, comm
+    )
+);
+blocking_and_nonblocking!(
+    gather_c, igather_c(
+        sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void,
+        recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm
+    ) => gather_op(
+        sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm
+    )
+);
 
 #[allow(clippy::too_many_arguments)]
 unsafe fn gatherv_op(
@@ -322,10 +341,26 @@ unsafe fn gatherv_op(
     Ok(gather::gatherv(Call::start(ch), send, recvs, root))
 }
 
-blocking_and_nonblocking!(gatherv, igatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm)
-    => gatherv_op(sendbuf, sendcount as i64, sendtype, recvbuf, Counts::Int(recvcounts), Displs::Int(displs), recvtype, root, comm));
-blocking_and_nonblocking!(gatherv_c, igatherv_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm)
-    => gatherv_op(sendbuf, sendcount, sendtype, recvbuf, Counts::Large(recvcounts), Displs::Aint(displs), recvtype, root, comm));
+blocking_and_nonblocking!(
+    gatherv, igatherv(
+        sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void,
+        recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int,
+        comm: MPI_Comm
+    ) => gatherv_op(
+        sendbuf, sendcount as i64, sendtype, recvbuf, Counts::Int(recvcounts), Displs::Int(displs),
+        recvtype, root, comm
+    )
+);
+blocking_and_nonblocking!(
+    gatherv_c, igatherv_c(
+        sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void,
+        recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, root: c_int,
+        comm: MPI_Comm
+    ) => gatherv_op(
+        sendbuf, sendcount, sendtype, recvbuf, Counts::Large(recvcounts), Displs::Aint(displs),
+        recvtype, root, comm
+    )
+);
 
 // ---- Scatter, Scatterv ----
 
@@ -361,10 +396,22 @@ unsafe fn scatter_op(
     Ok(scatter::scatter(Call::start(ch), send, recv, root))
 }
 
-blocking_and_nonblocking!(scatter, iscatter(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm)
-    => scatter_op(sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, root, comm));
-blocking_and_nonblocking!(scatter_c, iscatter_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm)
-    => scatter_op(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm));
+blocking_and_nonblocking!(
+    scatter, iscatter(
+        sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void,
+        recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm
+    ) => scatter_op(
+        sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, root, comm
+    )
+);
+blocking_and_nonblocking!(
+    scatter_c, iscatter_c(
+        sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void,
+        recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm
+    ) => scatter_op(
+        sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm
+    )
+);
 
 #[allow(clippy::too_many_arguments)]
 unsafe fn scatterv_op(
@@ -401,10 +448,26 @@ unsafe fn scatterv_op(
     Ok(scatter::scatterv(Call::start(ch), sends, recv, root))
 }
 
-blocking_and_nonblocking!(scatterv, iscatterv(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm)
-    => scatterv_op(sendbuf, Counts::Int(sendcounts), Displs::Int(displs), sendtype, recvbuf, recvcount as i64, recvtype, root, comm));
-blocking_and_nonblocking!(scatterv_c, iscatterv_c(sendbuf: *const c_void, sendcounts: *const MPI_Count, displs: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm)
-    => scatterv_op(sendbuf, Counts::Large(sendcounts), Displs::Aint(displs), sendtype, recvbuf, recvcount, recvtype, root, comm));
+blocking_and_nonblocking!(
+    scatterv, iscatterv(
+        sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int,
+        sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype,
+        root: c_int, comm: MPI_Comm
+    ) => scatterv_op(
+        sendbuf, Counts::Int(sendcounts), Displs::Int(displs), sendtype, recvbuf, recvcount as i64,
+        recvtype, root, comm
+    )
+);
+blocking_and_nonblocking!(
+    scatterv_c, iscatterv_c(
+        sendbuf: *const c_void, sendcounts: *const MPI_Count, displs: *const MPI_Aint,
+        sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype,
+        root: c_int, comm: MPI_Comm
+    ) => scatterv_op(
+        sendbuf, Counts::Large(sendcounts), Displs::Aint(displs), sendtype, recvbuf, recvcount,
+        recvtype, root, comm
+    )
+);
 
 // ---- Allgather, Allgatherv ----
 
@@ -458,10 +521,22 @@ unsafe fn allgather_op(
     Ok(gather::allgather(Call::start(ch), send, recv))
 }
 
-blocking_and_nonblocking!(allgather, iallgather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm)
-    => allgather_op(sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, comm));
-blocking_and_nonblocking!(allgather_c, iallgather_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm)
-    => allgather_op(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
+blocking_and_nonblocking!(
+    allgather, iallgather(
+        sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void,
+        recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm
+    ) => allgather_op(
+        sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, comm
+    )
+);
+blocking_and_nonblocking!(
+    allgather_c, iallgather_c(
+        sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void,
+        recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm
+    ) => allgather_op(
+        sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm
+    )
+);
 
 #[allow(clippy::too_many_arguments)]
 unsafe fn allgatherv_op(
@@ -485,10 +560,25 @@ unsafe fn allgatherv_op(
     Ok(gather::allgatherv(Call::start(ch), send, recvs))
 }
 
-blocking_and_nonblocking!(allgatherv, iallgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm)
-    => allgatherv_op(sendbuf, sendcount as i64, sendtype, recvbuf, Counts::Int(recvcounts), Displs::Int(displs), recvtype, comm));
-blocking_and_nonblocking!(allgatherv_c, iallgatherv_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm)
-    => allgatherv_op(sendbuf, sendcount, sendtype, recvbuf, Counts::Large(recvcounts), Displs::Aint(displs), recvtype, comm));
+blocking_and_nonblocking!(
+    allgatherv, iallgatherv(
+        sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void,
+        recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm
+    ) => allgatherv_op(
+        sendbuf, sendcount as i64, sendtype, recvbuf, Counts::Int(recvcounts), Displs::Int(displs),
+        recvtype, comm
+    )
+);
+blocking_and_nonblocking!(
+    allgatherv_c, iallgatherv_c(
+        sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void,
+        recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype,
+        comm: MPI_Comm
+    ) => allgatherv_op(
+        sendbuf, sendcount, sendtype, recvbuf, Counts::Large(recvcounts), Displs::Aint(displs),
+        recvtype, comm
+    )
+);
 
 // ---- Alltoall, Alltoallv, Alltoallw ----
 
@@ -511,10 +601,22 @@ unsafe fn alltoall_op(
     Ok(alltoall::alltoall(Call::start(ch), send, recv))
 }
 
-blocking_and_nonblocking!(alltoall, ialltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm)
-    => alltoall_op(sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, comm));
-blocking_and_nonblocking!(alltoall_c, ialltoall_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm)
-    => alltoall_op(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
+blocking_and_nonblocking!(
+    alltoall, ialltoall(
+        sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void,
+        recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm
+    ) => alltoall_op(
+        sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, comm
+    )
+);
+blocking_and_nonblocking!(
+    alltoall_c, ialltoall_c(
+        sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void,
+        recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm
+    ) => alltoall_op(
+        sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm
+    )
+);
 
 /// The datatypes of a `w` call: one per peer (`MPI_Alltoallw`), or the
 /// one type of a `v` call.
@@ -597,23 +699,87 @@ unsafe fn alltoallw_op(
     Ok(alltoall::alltoallw(Call::start(ch), sends, recvs))
 }
 
-blocking_and_nonblocking!(alltoallv, ialltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm)
-    => alltoallw_op(
-        Side { buf: sendbuf, counts: Counts::Int(sendcounts), displs: Displs::Int(sdispls), types: Types::One(sendtype) },
-        Side { buf: recvbuf, counts: Counts::Int(recvcounts), displs: Displs::Int(rdispls), types: Types::One(recvtype) },
-        comm));
-blocking_and_nonblocking!(alltoallv_c, ialltoallv_c(sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm)
-    => alltoallw_op(
-        Side { buf: sendbuf, counts: Counts::Large(sendcounts), displs: Displs::Aint(sdispls), types: Types::One(sendtype) },
-        Side { buf: recvbuf, counts: Counts::Large(recvcounts), displs: Displs::Aint(rdispls), types: Types::One(recvtype) },
-        comm));
-blocking_and_nonblocking!(alltoallw, ialltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MPI_Datatype, comm: MPI_Comm)
-    => alltoallw_op(
-        Side { buf: sendbuf, counts: Counts::Int(sendcounts), displs: Displs::Int(sdispls), types: Types::PerPeer(sendtypes) },
-        Side { buf: recvbuf, counts: Counts::Int(recvcounts), displs: Displs::Int(rdispls), types: Types::PerPeer(recvtypes) },
-        comm));
-blocking_and_nonblocking!(alltoallw_c, ialltoallw_c(sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm)
-    => alltoallw_op(
-        Side { buf: sendbuf, counts: Counts::Large(sendcounts), displs: Displs::Aint(sdispls), types: Types::PerPeer(sendtypes) },
-        Side { buf: recvbuf, counts: Counts::Large(recvcounts), displs: Displs::Aint(rdispls), types: Types::PerPeer(recvtypes) },
-        comm));
+blocking_and_nonblocking!(
+    alltoallv, ialltoallv(
+        sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int,
+        sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int,
+        rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm
+    ) => alltoallw_op(
+        Side {
+            buf: sendbuf,
+            counts: Counts::Int(sendcounts),
+            displs: Displs::Int(sdispls),
+            types: Types::One(sendtype),
+        },
+        Side {
+            buf: recvbuf,
+            counts: Counts::Int(recvcounts),
+            displs: Displs::Int(rdispls),
+            types: Types::One(recvtype),
+        },
+        comm
+    )
+);
+blocking_and_nonblocking!(
+    alltoallv_c, ialltoallv_c(
+        sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint,
+        sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count,
+        rdispls: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm
+    ) => alltoallw_op(
+        Side {
+            buf: sendbuf,
+            counts: Counts::Large(sendcounts),
+            displs: Displs::Aint(sdispls),
+            types: Types::One(sendtype),
+        },
+        Side {
+            buf: recvbuf,
+            counts: Counts::Large(recvcounts),
+            displs: Displs::Aint(rdispls),
+            types: Types::One(recvtype),
+        },
+        comm
+    )
+);
+blocking_and_nonblocking!(
+    alltoallw, ialltoallw(
+        sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int,
+        sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int,
+        rdispls: *const c_int, recvtypes: *const MPI_Datatype, comm: MPI_Comm
+    ) => alltoallw_op(
+        Side {
+            buf: sendbuf,
+            counts: Counts::Int(sendcounts),
+            displs: Displs::Int(sdispls),
+            types: Types::PerPeer(sendtypes),
+        },
+        Side {
+            buf: recvbuf,
+            counts: Counts::Int(recvcounts),
+            displs: Displs::Int(rdispls),
+            types: Types::PerPeer(recvtypes),
+        },
+        comm
+    )
+);
+blocking_and_nonblocking!(
+    alltoallw_c, ialltoallw_c(
+        sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint,
+        sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count,
+        rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm
+    ) => alltoallw_op(
+        Side {
+            buf: sendbuf,
+            counts: Counts::Large(sendcounts),
+            displs: Displs::Aint(sdispls),
+            types: Types::PerPeer(sendtypes),
+        },
+        Side {
+            buf: recvbuf,
+            counts: Counts::Large(recvcounts),
+            displs: Displs::Aint(rdispls),
+            types: Types::PerPeer(recvtypes),
+        },
+        comm
+    )
+);

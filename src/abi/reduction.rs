@@ -82,10 +82,22 @@ unsafe fn reduce_op(
     ))
 }
 
-blocking_and_nonblocking!(reduce, ireduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm)
-    => reduce_op(sendbuf, recvbuf, count as i64, datatype, op, root, comm));
-blocking_and_nonblocking!(reduce_c, ireduce_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm)
-    => reduce_op(sendbuf, recvbuf, count, datatype, op, root, comm));
+blocking_and_nonblocking!(
+    reduce, ireduce(
+        sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype,
+        op: MPI_Op, root: c_int, comm: MPI_Comm
+    ) => reduce_op(
+        sendbuf, recvbuf, count as i64, datatype, op, root, comm
+    )
+);
+blocking_and_nonblocking!(
+    reduce_c, ireduce_c(
+        sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype,
+        op: MPI_Op, root: c_int, comm: MPI_Comm
+    ) => reduce_op(
+        sendbuf, recvbuf, count, datatype, op, root, comm
+    )
+);
 
 unsafe fn allreduce_op(
     sendbuf: *const c_void,
@@ -107,10 +119,22 @@ unsafe fn allreduce_op(
     ))
 }
 
-blocking_and_nonblocking!(allreduce, iallreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm)
-    => allreduce_op(sendbuf, recvbuf, count as i64, datatype, op, comm));
-blocking_and_nonblocking!(allreduce_c, iallreduce_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm)
-    => allreduce_op(sendbuf, recvbuf, count, datatype, op, comm));
+blocking_and_nonblocking!(
+    allreduce, iallreduce(
+        sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype,
+        op: MPI_Op, comm: MPI_Comm
+    ) => allreduce_op(
+        sendbuf, recvbuf, count as i64, datatype, op, comm
+    )
+);
+blocking_and_nonblocking!(
+    allreduce_c, iallreduce_c(
+        sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype,
+        op: MPI_Op, comm: MPI_Comm
+    ) => allreduce_op(
+        sendbuf, recvbuf, count, datatype, op, comm
+    )
+);
 
 /// Per-member counts: an array, or one count for everyone (`_block`).
 #[derive(Clone, Copy)]
@@ -156,14 +180,38 @@ unsafe fn reduce_scatter_op(
     ))
 }
 
-blocking_and_nonblocking!(reduce_scatter, ireduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm)
-    => reduce_scatter_op(sendbuf, recvbuf, ScatterCounts::Each(Counts::Int(recvcounts)), datatype, op, comm));
-blocking_and_nonblocking!(reduce_scatter_c, ireduce_scatter_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm)
-    => reduce_scatter_op(sendbuf, recvbuf, ScatterCounts::Each(Counts::Large(recvcounts)), datatype, op, comm));
-blocking_and_nonblocking!(reduce_scatter_block, ireduce_scatter_block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm)
-    => reduce_scatter_op(sendbuf, recvbuf, ScatterCounts::Block(recvcount as i64), datatype, op, comm));
-blocking_and_nonblocking!(reduce_scatter_block_c, ireduce_scatter_block_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm)
-    => reduce_scatter_op(sendbuf, recvbuf, ScatterCounts::Block(recvcount), datatype, op, comm));
+blocking_and_nonblocking!(
+    reduce_scatter, ireduce_scatter(
+        sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int,
+        datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm
+    ) => reduce_scatter_op(
+        sendbuf, recvbuf, ScatterCounts::Each(Counts::Int(recvcounts)), datatype, op, comm
+    )
+);
+blocking_and_nonblocking!(
+    reduce_scatter_c, ireduce_scatter_c(
+        sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const MPI_Count,
+        datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm
+    ) => reduce_scatter_op(
+        sendbuf, recvbuf, ScatterCounts::Each(Counts::Large(recvcounts)), datatype, op, comm
+    )
+);
+blocking_and_nonblocking!(
+    reduce_scatter_block, ireduce_scatter_block(
+        sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype,
+        op: MPI_Op, comm: MPI_Comm
+    ) => reduce_scatter_op(
+        sendbuf, recvbuf, ScatterCounts::Block(recvcount as i64), datatype, op, comm
+    )
+);
+blocking_and_nonblocking!(
+    reduce_scatter_block_c, ireduce_scatter_block_c(
+        sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: MPI_Count, datatype: MPI_Datatype,
+        op: MPI_Op, comm: MPI_Comm
+    ) => reduce_scatter_op(
+        sendbuf, recvbuf, ScatterCounts::Block(recvcount), datatype, op, comm
+    )
+);
 
 unsafe fn scan_op(
     sendbuf: *const c_void,
@@ -187,11 +235,35 @@ unsafe fn scan_op(
     ))
 }
 
-blocking_and_nonblocking!(scan, iscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm)
-    => scan_op(sendbuf, recvbuf, count as i64, datatype, op, comm, Prefix::Inclusive));
-blocking_and_nonblocking!(scan_c, iscan_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm)
-    => scan_op(sendbuf, recvbuf, count, datatype, op, comm, Prefix::Inclusive));
-blocking_and_nonblocking!(exscan, iexscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm)
-    => scan_op(sendbuf, recvbuf, count as i64, datatype, op, comm, Prefix::Exclusive));
-blocking_and_nonblocking!(exscan_c, iexscan_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm)
-    => scan_op(sendbuf, recvbuf, count, datatype, op, comm, Prefix::Exclusive));
+blocking_and_nonblocking!(
+    scan, iscan(
+        sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype,
+        op: MPI_Op, comm: MPI_Comm
+    ) => scan_op(
+        sendbuf, recvbuf, count as i64, datatype, op, comm, Prefix::Inclusive
+    )
+);
+blocking_and_nonblocking!(
+    scan_c, iscan_c(
+        sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype,
+        op: MPI_Op, comm: MPI_Comm
+    ) => scan_op(
+        sendbuf, recvbuf, count, datatype, op, comm, Prefix::Inclusive
+    )
+);
+blocking_and_nonblocking!(
+    exscan, iexscan(
+        sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype,
+        op: MPI_Op, comm: MPI_Comm
+    ) => scan_op(
+        sendbuf, recvbuf, count as i64, datatype, op, comm, Prefix::Exclusive
+    )
+);
+blocking_and_nonblocking!(
+    exscan_c, iexscan_c(
+        sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype,
+        op: MPI_Op, comm: MPI_Comm
+    ) => scan_op(
+        sendbuf, recvbuf, count, datatype, op, comm, Prefix::Exclusive
+    )
+);

@@ -7,6 +7,7 @@
 //!   a window of peers at a time, in a shifted order (member r sends to
 //!   r + 1, r + 2, ... and receives from r - 1, r - 2, ...) so no member is
 //!   everyone's first target.
+use super::buffer::Buffer;
 use super::call::Call;
 use super::layout::{pack, pack_into, Blocks};
 use super::tree::carve;
@@ -26,7 +27,7 @@ pub async fn alltoall(call: Call, send: Option<UserBuffer>, recv: UserBuffer) ->
     let n = recv.len() / p;
     let outgoing = pack(send.as_ref().unwrap_or(&recv));
     let blocks = Blocks::equal(p, n);
-    let mut incoming = vec![0u8; p * n];
+    let mut incoming = Buffer::scratch(p * n);
     if n <= BRUCK_MAX_BLOCK && p >= 4 {
         bruck(&call, &outgoing, &mut incoming, n).await?;
     } else {
@@ -45,12 +46,12 @@ pub async fn alltoallw(
 ) -> MpiResult {
     let sources = sends.as_ref().unwrap_or(&recvs);
     let out_blocks = Blocks::from_sizes(sources.iter().map(|s| s.len()));
-    let mut outgoing = Vec::with_capacity(out_blocks.total());
+    let mut outgoing = Buffer::with_capacity(out_blocks.total());
     for s in sources {
         pack_into(s, 0, s.len(), &mut outgoing);
     }
     let in_blocks = Blocks::from_sizes(recvs.iter().map(|r| r.len()));
-    let mut incoming = vec![0u8; in_blocks.total()];
+    let mut incoming = Buffer::scratch(in_blocks.total());
     posted(&call, &outgoing, &out_blocks, &mut incoming, &in_blocks).await?;
     for (i, r) in recvs.iter().enumerate() {
         r.unpack(0, &incoming[in_blocks.range(i)]);
@@ -101,7 +102,7 @@ async fn posted(
 /// position (destination - source).
 async fn bruck(call: &Call, outgoing: &[u8], incoming: &mut [u8], n: usize) -> MpiResult {
     let (p, me) = (call.size(), call.rank());
-    let mut tmp = vec![0u8; p * n];
+    let mut tmp = Buffer::scratch(p * n);
     for i in 0..p {
         let src = (me + i) % p;
         tmp[i * n..(i + 1) * n].copy_from_slice(&outgoing[src * n..(src + 1) * n]);
@@ -109,11 +110,11 @@ async fn bruck(call: &Call, outgoing: &[u8], incoming: &mut [u8], n: usize) -> M
     let mut bit = 1;
     while bit < p {
         let positions: Vec<usize> = (0..p).filter(|i| i & bit != 0).collect();
-        let mut out = Vec::with_capacity(positions.len() * n);
+        let mut out = Buffer::with_capacity(positions.len() * n);
         for &i in &positions {
             out.extend_from_slice(&tmp[i * n..(i + 1) * n]);
         }
-        let mut into = vec![0u8; out.len()];
+        let mut into = Buffer::scratch(out.len());
         call.exchange((me + bit) % p, &out, (me + p - bit) % p, &mut into)
             .await?;
         for (k, &i) in positions.iter().enumerate() {

@@ -2,6 +2,7 @@
 //! long ones on 8 or more members, van de Geijn's scatter then ring
 //! allgather, which moves about twice the message per member instead of
 //! log2 p times it.
+use super::buffer::Buffer;
 use super::call::Call;
 use super::gather::ring_allgather;
 use super::layout::{pack, Blocks};
@@ -19,7 +20,11 @@ pub async fn bcast(call: Call, buf: UserBuffer, root: usize) -> MpiResult {
     if p == 1 || n == 0 {
         return Ok(());
     }
-    let mut data = if me == root { pack(&buf) } else { vec![0u8; n] };
+    let mut data = if me == root {
+        pack(&buf)
+    } else {
+        Buffer::scratch(n)
+    };
     if n >= LONG && p >= LONG_MIN_MEMBERS {
         // Chunk j goes to relative rank j; the data is kept in relative
         // order, which is the chunks' order.

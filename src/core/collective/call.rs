@@ -52,10 +52,19 @@ impl Call {
         Call { ch, tag }
     }
 
-    /// The channel of a communicator handle (`MPI_ERR_COMM` if invalid);
-    /// no sequence number is taken yet.
+    /// The channel of an intracommunicator handle (`MPI_ERR_COMM` if
+    /// invalid); no sequence number is taken yet. Collectives on
+    /// intercommunicators are not implemented.
     pub fn channel(comm: MPI_Comm) -> MpiResult<Channel> {
-        Channel::lookup(comm)
+        let rt = runtime::lock();
+        let c = rt.comms.get(comm)?;
+        if c.is_inter() {
+            return Err(MpiError::new(
+                MPI_ERR_UNSUPPORTED_OPERATION,
+                "collective operations on intercommunicators are not implemented in oxmpi yet",
+            ));
+        }
+        Ok(Channel::of(c))
     }
 
     pub fn rank(&self) -> usize {

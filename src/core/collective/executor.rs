@@ -5,28 +5,32 @@
 //! - [`block`] drives it on the caller's thread: poll, then make progress
 //!   (spinning a little, then yielding), until it is done;
 //! - [`start`] makes it a request that `MPI_Wait`/`MPI_Test` and friends
-//!   complete: the algorithm is polled once at once (so its first messages
-//!   leave during the call), then handed to the process's collective
-//!   worker, a thread that polls every unfinished collective and makes
-//!   progress until none is left, marking each request complete as its
-//!   algorithm ends. Collectives in flight interleave on that one thread,
-//!   so any number of them, on any communicators, in any order the
-//!   standard allows, all move; and the runtime being one lock makes a
-//!   thread that runs communication safe.
-//!
-//! The worker exists only while there is work: it ends when its last
-//! collective finishes, and [`quiesce`] joins it (the end of an epoch
-//! leaves no thread behind).
+//!   complete. The algorithm is polled once at once (so its first messages
+//!   leave during the call), then joins the pending collectives, which
+//!   advance in two ways: any thread waiting in oxmpi (`block_on`, a
+//!   blocking collective) polls them between its own tries ([`help`]), and
+//!   the collective worker, a thread that exists while collectives are
+//!   pending (and lingers a little after), polls them too, so they also
+//!   move while the program computes or only tests. Whoever polls takes the
+//!   whole pending set, so each algorithm runs on one thread at a time; all
+//!   of them interleave, so any number of collectives on any communicators,
+//!   started in any order the standard allows, all move. The runtime being
+//!   one lock makes communication from several threads safe.
 //!
 //! The request of a nonblocking collective is an ordinary request of the
-//! point-to-point table with `Operation::Collective`: incomplete until the
-//! worker finishes it, then it carries an empty status (or the
-//! algorithm's error), so every completion call works on it unchanged.
+//! point-to-point table with `Operation::Collective`: incomplete until its
+//! algorithm ends, then it carries an empty status (or the algorithm's
+//! error), so every completion call works on it unchanged.
+//!
+//! [`quiesce`] ends and joins the worker and frees the scratch-buffer pool
+//! (the end of an epoch calls it, so no thread outlives the epoch); left
+//! alone the worker ends after [`LINGER`] without work.
 use std::future::Future;
 use std::pin::{pin, Pin};
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use once_cell::sync::Lazy;
 
@@ -38,6 +42,12 @@ use crate::core::runtime;
 
 /// Polls before a waiting loop starts yielding the CPU.
 const SPINS: u32 = 64;
+/// Idle polls after which the worker sleeps between polls (a waiting
+/// thread drives the collectives itself meanwhile).
+const WORKER_YIELDS: u32 = 512;
+const WORKER_NAP: Duration = Duration::from_micros(50);
+/// How long the worker waits for new collectives before it ends.
+pub const LINGER: Duration = Duration::from_millis(50);
 
 /// Runs a collective algorithm to its end on this thread.
 pub fn block<T>(algorithm: impl Future<Output = MpiResult<T>>) -> MpiResult<T> {
@@ -48,21 +58,20 @@ pub fn block<T>(algorithm: impl Future<Output = MpiResult<T>>) -> MpiResult<T> {
         if let Poll::Ready(result) = algorithm.as_mut().poll(&mut cx) {
             return result;
         }
-        if runtime::lock().progress() {
+        let progressed = runtime::lock().progress();
+        // (The guard is gone: `help` takes the lock itself.)
+        let moved = help() || progressed;
+        if moved {
             idle = 0;
         } else {
-            back_off(&mut idle);
+            if idle < SPINS {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+            idle = idle.saturating_add(1);
         }
     }
-}
-
-fn back_off(idle: &mut u32) {
-    if *idle < SPINS {
-        std::hint::spin_loop();
-    } else {
-        std::thread::yield_now();
-    }
-    *idle = idle.saturating_add(1);
 }
 
 type Algorithm = Pin<Box<dyn Future<Output = MpiResult> + Send>>;
@@ -81,17 +90,20 @@ impl Task {
 }
 
 #[derive(Default)]
-struct Worker {
-    /// Tasks handed over since the worker last looked.
-    incoming: Vec<Task>,
-    running: bool,
-    thread: Option<JoinHandle<()>>,
+struct Pending {
+    tasks: Vec<Task>,
+    /// A thread has taken `tasks` to poll them.
+    polling: bool,
+    worker_running: bool,
+    stop_worker: bool,
+    worker: Option<JoinHandle<()>>,
 }
 
-static WORKER: Lazy<Mutex<Worker>> = Lazy::new(|| Mutex::new(Worker::default()));
+static PENDING: Lazy<Mutex<Pending>> = Lazy::new(|| Mutex::new(Pending::default()));
+static WORK_ARRIVED: Condvar = Condvar::new();
 
-fn worker() -> std::sync::MutexGuard<'static, Worker> {
-    WORKER.lock().unwrap_or_else(|e| e.into_inner())
+fn pending() -> MutexGuard<'static, Pending> {
+    PENDING.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Starts a nonblocking collective; returns its request.
@@ -110,15 +122,15 @@ pub fn start(
         finish(request, result);
         return Ok(request);
     }
-    let mut w = worker();
-    w.incoming.push(task);
-    if !w.running {
-        // The previous worker, if any, has handed back the work and is
-        // ending (it holds no lock any more).
-        if let Some(old) = w.thread.take() {
+    let mut p = pending();
+    p.tasks.push(task);
+    if !p.worker_running {
+        // A previous worker has ended (or is ending, holding no lock).
+        if let Some(old) = p.worker.take() {
             let _ = old.join();
         }
-        let thread = std::thread::Builder::new()
+        p.stop_worker = false;
+        let worker = std::thread::Builder::new()
             .name("oxmpi-collectives".into())
             .spawn(run_worker)
             .map_err(|e| {
@@ -127,39 +139,87 @@ pub fn start(
                     format!("cannot start the collective worker thread: {e}"),
                 )
             })?;
-        w.thread = Some(thread);
-        w.running = true;
+        p.worker = Some(worker);
+        p.worker_running = true;
     }
+    WORK_ARRIVED.notify_one();
     Ok(request)
 }
 
+/// Puts taken tasks back even if polling one panics.
+struct Taken(Vec<Task>);
+
+impl Drop for Taken {
+    fn drop(&mut self) {
+        let mut p = pending();
+        let mut tasks = std::mem::take(&mut self.0);
+        tasks.append(&mut p.tasks);
+        p.tasks = tasks;
+        p.polling = false;
+    }
+}
+
+/// Polls the pending nonblocking collectives once, unless another thread
+/// is at it; returns whether one finished. Called without the runtime
+/// lock by any thread that waits.
+pub fn help() -> bool {
+    let mut taken = {
+        let mut p = pending();
+        if p.polling || p.tasks.is_empty() {
+            return false;
+        }
+        p.polling = true;
+        Taken(std::mem::take(&mut p.tasks))
+    };
+    let mut finished = false;
+    taken.0.retain_mut(|task| match task.poll() {
+        Poll::Ready(result) => {
+            finish(task.request, result);
+            finished = true;
+            false
+        }
+        Poll::Pending => true,
+    });
+    finished
+}
+
 fn run_worker() {
-    let mut tasks: Vec<Task> = Vec::new();
     let mut idle: u32 = 0;
     loop {
         {
-            let mut w = worker();
-            tasks.append(&mut w.incoming);
-            if tasks.is_empty() {
-                w.running = false;
-                return;
+            let mut p = pending();
+            loop {
+                if p.stop_worker {
+                    p.worker_running = false;
+                    return;
+                }
+                if !p.tasks.is_empty() || p.polling {
+                    break;
+                }
+                let (guard, wait) = WORK_ARRIVED
+                    .wait_timeout(p, LINGER)
+                    .unwrap_or_else(|e| e.into_inner());
+                p = guard;
+                if wait.timed_out() && p.tasks.is_empty() && !p.polling {
+                    p.worker_running = false;
+                    return;
+                }
             }
         }
-        let mut moved = false;
-        tasks.retain_mut(|task| match task.poll() {
-            Poll::Ready(result) => {
-                finish(task.request, result);
-                moved = true;
-                false
-            }
-            Poll::Pending => true,
-        });
-        moved |= runtime::lock().progress();
+        let finished = help();
+        let moved = runtime::lock().progress() || finished;
         if moved {
             idle = 0;
-        } else {
-            back_off(&mut idle);
+            continue;
         }
+        if idle < SPINS {
+            std::hint::spin_loop();
+        } else if idle < WORKER_YIELDS {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(WORKER_NAP);
+        }
+        idle = idle.saturating_add(1);
     }
 }
 
@@ -183,19 +243,26 @@ fn finish(request: MPI_Request, result: MpiResult) {
     }
 }
 
-/// Joins the collective worker if it has no work left (the end of an
-/// epoch calls this, without the runtime lock). With collectives still in
-/// flight (an erroneous program) the worker is left to finish them.
+/// Ends and joins the collective worker when no collective is pending
+/// (the end of an epoch calls this, without the runtime lock). With
+/// collectives still pending (an erroneous program) the worker is left to
+/// finish them.
 pub fn quiesce() {
-    let mut w = worker();
-    if !w.running {
-        if let Some(thread) = w.thread.take() {
-            let _ = thread.join();
+    let worker = {
+        let mut p = pending();
+        if !p.tasks.is_empty() || p.polling {
+            log::debug!(
+                "{} nonblocking collectives still pending at the end of the epoch",
+                p.tasks.len()
+            );
+            return;
         }
-    } else {
-        log::debug!(
-            "collective worker still has {} new collectives at quiesce",
-            w.incoming.len()
-        );
+        p.stop_worker = true;
+        WORK_ARRIVED.notify_all();
+        p.worker.take()
+    };
+    if let Some(worker) = worker {
+        let _ = worker.join();
     }
+    super::buffer::release_pool();
 }

@@ -7,6 +7,7 @@
 //! - Allgather(v): Bruck's algorithm (ceil(log2 p) rounds, any p) for
 //!   short data, a ring (p - 1 rounds, each member sends and receives
 //!   every block once) for long data.
+use super::buffer::Buffer;
 use super::call::Call;
 use super::layout::{pack, pack_into, read_write, Blocks};
 use super::tree;
@@ -33,7 +34,7 @@ pub async fn gather(
     let v = tree::relative(me, root, p);
     let blocks = Blocks::equal(p, n);
     let window = blocks.span(v, tree::subtree(v, p).end);
-    let mut data = Vec::with_capacity(window.len());
+    let mut data = Buffer::with_capacity(window.len());
     match &send {
         Some(s) => pack_into(s, 0, n, &mut data),
         None => pack_into(
@@ -71,7 +72,7 @@ pub async fn gatherv(
         let data = send.as_ref().map(pack).unwrap_or_default();
         return call.send(root, &data).await;
     }
-    let mut blocks: Vec<Vec<u8>> = recvs.iter().map(|r| vec![0u8; r.len()]).collect();
+    let mut blocks: Vec<Buffer> = recvs.iter().map(|r| Buffer::scratch(r.len())).collect();
     let mut posted = Vec::new();
     for (rank, block) in blocks.iter_mut().enumerate() {
         if rank != me {
@@ -96,7 +97,7 @@ pub async fn allgather(call: Call, send: Option<UserBuffer>, recv: UserBuffer) -
     let (p, me) = (call.size(), call.rank());
     let n = recv.len() / p;
     let blocks = Blocks::equal(p, n);
-    let mut data = vec![0u8; p * n];
+    let mut data = Buffer::scratch(p * n);
     match &send {
         Some(s) => s.pack(0, &mut data[me * n..(me + 1) * n]),
         None => recv.pack(me * n, &mut data[me * n..(me + 1) * n]),
@@ -110,7 +111,7 @@ pub async fn allgather(call: Call, send: Option<UserBuffer>, recv: UserBuffer) -
 pub async fn allgatherv(call: Call, send: Option<UserBuffer>, recvs: Vec<UserBuffer>) -> MpiResult {
     let me = call.rank();
     let blocks = Blocks::from_sizes(recvs.iter().map(|r| r.len()));
-    let mut data = vec![0u8; blocks.total()];
+    let mut data = Buffer::scratch(blocks.total());
     let mine = blocks.range(me);
     match &send {
         Some(s) => s.pack(0, &mut data[mine]),
@@ -143,7 +144,7 @@ pub async fn allgather_bytes(call: &Call, data: &mut [u8], blocks: &Blocks) -> M
 async fn bruck_allgather(call: &Call, data: &mut [u8], blocks: &Blocks) -> MpiResult {
     let (p, me) = (call.size(), call.rank());
     let rotated = blocks.permuted(|k| (me + k) % p);
-    let mut tmp = vec![0u8; blocks.total()];
+    let mut tmp = Buffer::scratch(blocks.total());
     tmp[rotated.range(0)].copy_from_slice(&data[blocks.range(me)]);
     let mut distance = 1;
     while distance < p {

@@ -6,6 +6,8 @@
 //! the algorithms.
 use std::ops::Range;
 
+use super::buffer::Buffer;
+
 use crate::core::p2p::user_buffer::UserBuffer;
 
 /// Consecutive blocks of a byte buffer: block `i` is
@@ -90,15 +92,30 @@ pub fn read_write(data: &mut [u8], read: Range<usize>, write: Range<usize>) -> (
 }
 
 /// The whole packed content of a user buffer.
-pub fn pack(buf: &UserBuffer) -> Vec<u8> {
-    let mut out = vec![0u8; buf.len()];
-    buf.pack(0, &mut out);
+pub fn pack(buf: &UserBuffer) -> Buffer {
+    let mut out = Buffer::with_capacity(buf.len());
+    pack_into(buf, 0, buf.len(), &mut out);
     out
 }
 
 /// `len` packed bytes of a user buffer from `offset` on, appended to `out`.
 pub fn pack_into(buf: &UserBuffer, offset: usize, len: usize, out: &mut Vec<u8>) {
     let start = out.len();
+    if let Some((address, total)) = buf.contiguous_block() {
+        // One block: copy it straight in (no zeroing first).
+        let available = len.min(total.saturating_sub(offset));
+        if available > 0 {
+            // SAFETY: a user buffer's data is valid for reads while its
+            // operation runs (`UserBuffer::new`'s contract), and
+            // `offset + available` stays within its one block of `total`
+            // bytes.
+            let bytes =
+                unsafe { std::slice::from_raw_parts((address + offset) as *const u8, available) };
+            out.extend_from_slice(bytes);
+        }
+        out.resize(start + len, 0);
+        return;
+    }
     out.resize(start + len, 0);
     buf.pack(offset, &mut out[start..]);
 }

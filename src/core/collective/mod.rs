@@ -10,6 +10,7 @@ pub mod algorithms;
 pub mod alltoall;
 pub mod barrier;
 pub mod bcast;
+pub mod buffer;
 pub mod call;
 pub mod channel;
 pub mod executor;

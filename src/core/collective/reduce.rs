@@ -15,6 +15,7 @@
 //!   allgather, about 2n bytes per member instead of n log2 p.
 //! - Reduce_scatter: recursive halving for commutative operations; others
 //!   reduce to rank 0 and scatter from there (both log2 p rounds).
+use super::buffer::Buffer;
 use super::call::Call;
 use super::gather::ring_allgather;
 use super::layout::{pack, Blocks};
@@ -90,7 +91,7 @@ pub async fn reduce_scatter(
             data = if me == 0 {
                 reduced
             } else {
-                vec![0u8; window.end]
+                Buffer::scratch(window.end)
             };
             tree::scatter(&call, &mut data[window.clone()], &blocks, 0).await?;
         }
@@ -103,10 +104,10 @@ pub async fn reduce_scatter(
 /// partial results).
 pub async fn binomial_reduce(
     call: &Call,
-    mut data: Vec<u8>,
+    mut data: Buffer,
     red: &Reduction,
     root: usize,
-) -> MpiResult<Vec<u8>> {
+) -> MpiResult<Buffer> {
     let (p, me) = (call.size(), call.rank());
     if p == 1 || data.is_empty() {
         return Ok(data);
@@ -114,7 +115,7 @@ pub async fn binomial_reduce(
     let commutative = red.is_commutative();
     let tree_root = if commutative { root } else { 0 };
     let v = tree::relative(me, tree_root, p);
-    let mut incoming = vec![0u8; data.len()];
+    let mut incoming = Buffer::scratch(data.len());
     let mut mask = 1;
     while mask < p {
         if v & mask != 0 {
@@ -161,7 +162,7 @@ fn power_of_two_below(p: usize) -> (usize, usize) {
 async fn recursive_doubling(call: &Call, data: &mut Vec<u8>, red: &Reduction) -> MpiResult {
     let (p, me) = (call.size(), call.rank());
     let (pof2, rem) = power_of_two_below(p);
-    let mut incoming = vec![0u8; data.len()];
+    let mut incoming = Buffer::scratch(data.len());
     // The first 2 * rem ranks pair up: the even one hands its data to the
     // odd one and waits for the result.
     let reduced_rank = if me < 2 * rem {
@@ -190,7 +191,7 @@ async fn recursive_doubling(call: &Call, data: &mut Vec<u8>, red: &Reduction) ->
                 red.combine(&incoming, data);
             } else {
                 red.combine(data, &mut incoming);
-                std::mem::swap(data, &mut incoming);
+                std::mem::swap(data, &mut *incoming);
             }
             mask <<= 1;
         }
@@ -222,7 +223,7 @@ pub async fn halving_reduce_scatter(
     // The first real block of reduced block i (pof2 gives p).
     let first_block = |i: usize| if i < rem { 2 * i } else { i + rem };
     let real_rank = |i: usize| if i < rem { 2 * i + 1 } else { i + rem };
-    let mut incoming = vec![0u8; data.len()];
+    let mut incoming = Buffer::scratch(data.len());
     let nr = if me < 2 * rem {
         if me % 2 == 0 {
             call.send(me + 1, data).await?;

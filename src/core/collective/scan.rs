@@ -3,6 +3,7 @@
 //! of the ranks up to itself (`result`); in round k it exchanges `partial`
 //! with rank ^ 2^k. What comes from below is the left operand, so the
 //! order of a non-commutative operation is kept.
+use super::buffer::Buffer;
 use super::call::Call;
 use super::layout::pack;
 use crate::core::error::MpiResult;
@@ -28,8 +29,8 @@ pub async fn scan(
     let (p, me) = (call.size(), call.rank());
     let own = pack(&contribution);
     let mut partial = own.clone();
-    let mut below: Option<Vec<u8>> = None;
-    let mut incoming = vec![0u8; partial.len()];
+    let mut below: Option<Buffer> = None;
+    let mut incoming = Buffer::scratch(partial.len());
     let mut mask = 1;
     while mask < p && !partial.is_empty() {
         let partner = me ^ mask;

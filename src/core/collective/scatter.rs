@@ -1,6 +1,7 @@
 //! `MPI_Scatter` (a binomial tree from the root, log2 p rounds) and
 //! `MPI_Scatterv` (only the root knows the counts, so it sends to each
 //! member directly, as MPICH does).
+use super::buffer::Buffer;
 use super::call::Call;
 use super::layout::{pack, pack_into, Blocks};
 use super::tree;
@@ -26,13 +27,13 @@ pub async fn scatter(
     let mut data = match &send {
         // The root packs the blocks in relative order.
         Some(s) => {
-            let mut data = Vec::with_capacity(p * n);
+            let mut data = Buffer::with_capacity(p * n);
             for j in 0..p {
                 pack_into(s, tree::absolute(j, root, p) * n, n, &mut data);
             }
             data
         }
-        None => vec![0u8; blocks.span(v, tree::subtree(v, p).end).len()],
+        None => Buffer::scratch(blocks.span(v, tree::subtree(v, p).end).len()),
     };
     if p > 1 {
         tree::scatter(&call, &mut data, &blocks, root).await?;
@@ -54,12 +55,12 @@ pub async fn scatterv(
     let me = call.rank();
     if me != root {
         let Some(r) = recv else { return Ok(()) };
-        let mut data = vec![0u8; r.len()];
+        let mut data = Buffer::scratch(r.len());
         call.recv(root, &mut data).await?;
         r.unpack(0, &data);
         return Ok(());
     }
-    let blocks: Vec<Vec<u8>> = sends.iter().map(pack).collect();
+    let blocks: Vec<Buffer> = sends.iter().map(pack).collect();
     let mut posted = Vec::new();
     for (rank, block) in blocks.iter().enumerate() {
         if rank != me {

@@ -3,14 +3,17 @@
 //! the packed (native, little-endian) form. Which kinds each operation is
 //! defined for follows MPI 4.1 §6.9.2, by kind:
 //!
-//! | operations            | kinds |
-//! |-----------------------|-------|
-//! | MAX, MIN              | integers (C, Fortran, fixed-size, `MPI_CHAR` as MPICH allows), `MPI_AINT`/`OFFSET`/`COUNT`, floating point |
-//! | SUM, PROD             | the same, and complex |
-//! | LAND, LOR, LXOR       | integers, C `bool`, Fortran `LOGICAL` |
-//! | BAND, BOR, BXOR       | integers, `MPI_AINT`/`OFFSET`/`COUNT`, `MPI_BYTE` |
-//! | MINLOC, MAXLOC        | the pair types |
-//! | REPLACE, NO_OP        | every kind (RMA accumulates) |
+//! | operations      | kinds                                                          |
+//! |-----------------|----------------------------------------------------------------|
+//! | MAX, MIN        | integers, `MPI_AINT`/`OFFSET`/`COUNT`, floating point          |
+//! | SUM, PROD       | the same, and complex                                          |
+//! | LAND, LOR, LXOR | integers, C `bool`, Fortran `LOGICAL`                          |
+//! | BAND, BOR, BXOR | integers, `MPI_AINT`/`OFFSET`/`COUNT`, `MPI_BYTE`              |
+//! | MINLOC, MAXLOC  | the pair types                                                 |
+//! | REPLACE, NO_OP  | every kind (RMA accumulates)                                   |
+//!
+//! Integers are the C, Fortran and fixed-size ones, and `MPI_CHAR` (which
+//! MPICH accepts too).
 //!
 //! The kinds do not tell `MPI_INT` from `MPI_INTEGER`, so the logical
 //! operations are accepted on Fortran integers too. Not supported:
@@ -304,10 +307,10 @@ fn locate(maximum: bool, kind: BasicKind, input: &[u8], inout: &mut [u8]) {
         let (a_value, a_index) = a.split_at(value_size);
         match compare(value_kind, a_value, &b[..value_size]) {
             Some(o) if o == wanted => b.copy_from_slice(a),
-            Some(Ordering::Equal) => {
-                if compare(index_kind, a_index, &b[value_size..]) == Some(Ordering::Less) {
-                    b[value_size..].copy_from_slice(a_index);
-                }
+            Some(Ordering::Equal)
+                if compare(index_kind, a_index, &b[value_size..]) == Some(Ordering::Less) =>
+            {
+                b[value_size..].copy_from_slice(a_index)
             }
             _ => {}
         }

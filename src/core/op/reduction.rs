@@ -102,6 +102,20 @@ impl Reduction {
                 // SAFETY: the caller's buffers, as the contract says.
                 unsafe { u.call(input.cast_mut(), inout, count, &self.datatype, self.handle) }
             }
+            Op::Builtin(_) if self.datatype.is_contiguous() => {
+                let bytes = count * self.datatype.size();
+                let shift = self.datatype.true_lb();
+                // SAFETY: a contiguous type's `count` elements are one block
+                // of `bytes` bytes at `buf + true_lb` (the caller's contract
+                // gives both buffers; MPI requires them not to overlap).
+                let (a, b) = unsafe {
+                    (
+                        std::slice::from_raw_parts(input.wrapping_offset(shift), bytes),
+                        std::slice::from_raw_parts_mut(inout.wrapping_offset(shift), bytes),
+                    )
+                };
+                self.combine(a, b);
+            }
             Op::Builtin(_) => {
                 let bytes = count * self.datatype.size();
                 let mut a = vec![0u8; bytes];
