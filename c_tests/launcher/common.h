@@ -1,20 +1,23 @@
 /*
  * Shared by the launcher test helpers: PMI-1 line I/O over the socket named
- * by PMI_FD, and pid bookkeeping so that the test script can check that no
- * rank survives its job. Links no MPI library on purpose: these programs
- * test mpiexec alone.
+ * by PMI_FD (or, for ranks on another host, over TCP to PMI_PORT with the
+ * PMI_ID handshake and oxmpi's job secret), and pid bookkeeping so that the
+ * test script can check that no rank survives its job. Links no MPI
+ * library on purpose: these programs test mpiexec alone.
  */
 #ifndef LAUNCHER_TEST_COMMON_H
 #define LAUNCHER_TEST_COMMON_H
 
 #define _GNU_SOURCE
 #include <errno.h>
+#include <netdb.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,33 +50,9 @@ static inline void sleep_ms(long ms)
     }
 }
 
-static inline int pmi_fd(void)
+/* Reads one line from `fd` without its '\n'; returns -1 at end of file. */
+static inline int read_line_fd(int fd, char *buf, size_t cap)
 {
-    int fd = env_int("PMI_FD", -1);
-    if (fd < 0)
-        fail("PMI_FD is not set");
-    return fd;
-}
-
-/* Sends one line; `line` must end in '\n'. */
-static inline void pmi_send(const char *line)
-{
-    int fd = pmi_fd();
-    size_t len = strlen(line), done = 0;
-    while (done < len) {
-        ssize_t n = write(fd, line + done, len - done);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            fail("PMI write failed: %s", strerror(errno));
-        done += (size_t) n;
-    }
-}
-
-/* Reads one line without its '\n'; returns -1 at end of file. */
-static inline int pmi_recv(char *buf, size_t cap)
-{
-    int fd = pmi_fd();
     size_t len = 0;
     for (;;) {
         char c;
@@ -92,6 +71,94 @@ static inline int pmi_recv(char *buf, size_t cap)
     }
     buf[len] = '\0';
     return (int) len;
+}
+
+static inline void write_all_fd(int fd, const char *text)
+{
+    size_t len = strlen(text), done = 0;
+    while (done < len) {
+        ssize_t n = write(fd, text + done, len - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            fail("PMI write failed: %s", strerror(errno));
+        done += (size_t) n;
+    }
+}
+
+/* Connects to PMI_PORT (host:port) and does the PMI_ID handshake, sending
+ * OXMPI_JOB_SECRET when it is set. */
+static inline int pmi_connect_port(const char *port)
+{
+    char host[256], line[PMI_LINE_MAX], want[64];
+    const char *colon = strrchr(port, ':');
+    const char *id = getenv("PMI_ID");
+    const char *secret = getenv("OXMPI_JOB_SECRET");
+    struct addrinfo hints = {0}, *res, *ai;
+    int fd = -1;
+    if (!colon || !id || (size_t) (colon - port) >= sizeof host)
+        fail("bad PMI_PORT '%s' or no PMI_ID", port);
+    memcpy(host, port, (size_t) (colon - port));
+    host[colon - port] = '\0';
+    if (host[0] == '[') { /* [v6addr] */
+        memmove(host, host + 1, strlen(host));
+        host[strcspn(host, "]")] = '\0';
+    }
+    hints.ai_socktype = SOCK_STREAM;
+    if (getaddrinfo(host, colon + 1, &hints, &res) != 0)
+        fail("cannot resolve PMI_PORT '%s'", port);
+    for (ai = res; ai; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+        if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+            break;
+        if (fd >= 0)
+            close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    if (fd < 0)
+        fail("cannot connect to PMI_PORT '%s': %s", port, strerror(errno));
+    if (secret && *secret)
+        snprintf(line, sizeof line, "cmd=initack pmiid=%s secret=%s\n", id, secret);
+    else
+        snprintf(line, sizeof line, "cmd=initack pmiid=%s\n", id);
+    write_all_fd(fd, line);
+    if (read_line_fd(fd, line, sizeof line) < 0 || strcmp(line, "cmd=initack") != 0)
+        fail("initack was not answered with cmd=initack");
+    if (read_line_fd(fd, line, sizeof line) < 0 || strncmp(line, "cmd=set size=", 13) != 0)
+        fail("expected cmd=set size=, got '%s'", line);
+    snprintf(want, sizeof want, "cmd=set rank=%s", id);
+    if (read_line_fd(fd, line, sizeof line) < 0 || strcmp(line, want) != 0)
+        fail("expected '%s', got '%s'", want, line);
+    if (read_line_fd(fd, line, sizeof line) < 0 || strncmp(line, "cmd=set debug=", 14) != 0)
+        fail("expected cmd=set debug=, got '%s'", line);
+    return fd;
+}
+
+/* The PMI connection: PMI_FD, or a TCP connection to PMI_PORT made on first use. */
+static inline int pmi_fd(void)
+{
+    static int tcp_fd = -1;
+    int fd = env_int("PMI_FD", -1);
+    if (fd >= 0)
+        return fd;
+    if (tcp_fd < 0 && getenv("PMI_PORT"))
+        tcp_fd = pmi_connect_port(getenv("PMI_PORT"));
+    if (tcp_fd < 0)
+        fail("neither PMI_FD nor PMI_PORT is set");
+    return tcp_fd;
+}
+
+/* Sends one line; `line` must end in '\n'. */
+static inline void pmi_send(const char *line)
+{
+    write_all_fd(pmi_fd(), line);
+}
+
+/* Reads one line without its '\n'; returns -1 at end of file. */
+static inline int pmi_recv(char *buf, size_t cap)
+{
+    return read_line_fd(pmi_fd(), buf, cap);
 }
 
 /* Sends `request` and returns the answer line in `answer`. */

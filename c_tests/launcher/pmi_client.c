@@ -4,6 +4,11 @@
  * barrier, a get of every other rank's key, name publishing, an unknown
  * command, finalize. Exits 0 and prints one "ok" line if every answer is
  * what pmi-wire.md specifies.
+ *
+ * With argv[2], a multi-host job: PMI_process_mapping must be argv[2]
+ * (instead of one node holding every rank), MPI_LOCALRANKID/NRANKS only
+ * need to be consistent, and the "ok" line ends with "local ID/COUNT" for
+ * the script to check. Talks over PMI_PORT when PMI_FD is not set.
  */
 #include "common.h"
 
@@ -47,13 +52,17 @@ static void check_inherited_sockets(void)
 int main(int argc, char **argv)
 {
     const char *subversion = argc > 1 ? argv[1] : "1";
+    const char *mapping = argc > 2 ? argv[2] : NULL;
+    int local_id = env_int("MPI_LOCALRANKID", -1), local_n = env_int("MPI_LOCALNRANKS", -1);
     int rank = my_rank(), size = job_size();
     char kvsname[PMI_LINE_MAX], expected[PMI_LINE_MAX], value[PMI_LINE_MAX];
 
     if (rank < 0 || size < 1 || rank >= size)
         fail("bad PMI_RANK/PMI_SIZE");
-    if (env_int("MPI_LOCALNRANKS", -1) != size || env_int("MPI_LOCALRANKID", -1) != rank)
+    if (!mapping && (local_n != size || local_id != rank))
         fail("MPI_LOCALNRANKS/MPI_LOCALRANKID do not match PMI_SIZE/PMI_RANK");
+    if (mapping && (local_id < 0 || local_n < 1 || local_id >= local_n || local_n > size))
+        fail("bad MPI_LOCALRANKID=%d MPI_LOCALNRANKS=%d", local_id, local_n);
     if (!getenv("OXMPI_JOBID") || !*getenv("OXMPI_JOBID"))
         fail("OXMPI_JOBID is not set");
     check_inherited_sockets();
@@ -79,7 +88,10 @@ int main(int argc, char **argv)
     expect_field(answer, "size", expected);
 
     ask("cmd=get kvsname=%s key=PMI_process_mapping\n", kvsname);
-    snprintf(expected, sizeof expected, "(vector,(0,1,%d))", size);
+    if (mapping)
+        snprintf(expected, sizeof expected, "%s", mapping);
+    else
+        snprintf(expected, sizeof expected, "(vector,(0,1,%d))", size);
     expect_field(answer, "rc", "0");
     expect_field(answer, "value", expected);
 
@@ -134,6 +146,9 @@ int main(int argc, char **argv)
     if (pmi_recv(value, sizeof value) != -1)
         fail("the server did not close the connection after finalize_ack");
 
-    printf("pmi_client rank %d of %d ok\n", rank, size);
+    if (mapping)
+        printf("pmi_client rank %d of %d ok local %d/%d\n", rank, size, local_id, local_n);
+    else
+        printf("pmi_client rank %d of %d ok\n", rank, size);
     return 0;
 }

@@ -1,16 +1,17 @@
-//! One rank's PMI connection as the server sees it: the nonblocking parent
-//! end of the rank's socketpair, the bytes read but not yet split into lines,
-//! and the answers not yet written.
+//! The server's connections: a rank's PMI connection (the nonblocking parent
+//! end of a local rank's socketpair, or a remote rank's authenticated TCP
+//! socket) and a proxy's control connection, each with the bytes read but
+//! not yet split into lines and the answers not yet written.
 //!
-//! Invariants: the poll loop never blocks on a rank (reads and writes stop at
-//! `EAGAIN`, unwritten answers wait in the outbox for `POLLOUT`); answers
+//! Invariants: the poll loop never blocks on a peer (reads and writes stop
+//! at `EAGAIN`, unwritten answers wait in the outbox for `POLLOUT`); answers
 //! leave in the order they were queued; a connection marked closing is
 //! dropped only after its outbox is empty, so `finalize_ack` always reaches
 //! the rank.
 
+use std::fs::File;
 use std::io::{self, Write};
-use std::os::fd::{AsRawFd, RawFd};
-use std::os::unix::net::UnixStream;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
 use oxmpi::bootstrap::pmi::wire::{LineBuffer, PmiMessage, WireError};
 
@@ -24,27 +25,40 @@ pub enum Incoming {
     Malformed(WireError),
 }
 
-/// The server side of one rank's PMI socket.
+/// Makes `fd` nonblocking.
+pub fn set_nonblocking(fd: RawFd) -> io::Result<()> {
+    // SAFETY: fcntl with integer arguments on a descriptor the caller owns.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags < 0 || libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) < 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// A nonblocking line-oriented socket: lines in, bytes out.
 #[derive(Debug)]
-pub struct PmiConnection {
-    stream: UnixStream,
+pub struct LineConnection {
+    stream: File,
     input: LineBuffer,
     outbox: Vec<u8>,
     closing: bool,
-    /// A multi-line `mcmd=...` request being collected until `endcmd`.
-    multiline: Option<PmiMessage>,
 }
 
-impl PmiConnection {
-    /// Wraps the parent end of a rank's socketpair, making it nonblocking.
-    pub fn new(stream: UnixStream) -> io::Result<PmiConnection> {
-        stream.set_nonblocking(true)?;
-        Ok(PmiConnection {
-            stream,
-            input: LineBuffer::new(),
+impl LineConnection {
+    /// Wraps a connected socket, making it nonblocking; `already_read` are
+    /// bytes received before (they come first); lines may be up to `limit`
+    /// bytes long.
+    pub fn new(socket: OwnedFd, already_read: &[u8], limit: usize) -> io::Result<LineConnection> {
+        set_nonblocking(socket.as_raw_fd())?;
+        let mut input = LineBuffer::with_limit(limit);
+        input.feed(already_read);
+        Ok(LineConnection {
+            stream: File::from(socket),
+            input,
             outbox: Vec::new(),
             closing: false,
-            multiline: None,
         })
     }
 
@@ -53,30 +67,118 @@ impl PmiConnection {
         self.stream.as_raw_fd()
     }
 
-    /// Reads everything available now. Returns the requests received and
-    /// whether the rank closed its end (or the connection broke).
-    pub fn read_available(&mut self) -> (Vec<Incoming>, bool) {
-        let mut incoming = Vec::new();
+    /// Reads everything available now. Returns the complete lines and
+    /// whether the peer closed its end (or the connection broke).
+    pub fn read_lines(&mut self) -> (Vec<Result<String, WireError>>, bool) {
+        let mut lines = Vec::new();
+        self.take_lines(&mut lines);
         let eof = loop {
             match self.input.fill_from(&mut &self.stream) {
                 Ok(0) => break true,
-                Ok(_) => self.split_lines(&mut incoming),
+                Ok(_) => self.take_lines(&mut lines),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break false,
                 Err(e) => {
-                    log::debug!("PMI socket read: {e}");
+                    log::debug!("socket read: {e}");
                     break true;
                 }
             }
         };
         if eof && self.input.has_partial_line() {
-            log::debug!("PMI peer closed its socket in the middle of a line");
+            log::debug!("peer closed its socket in the middle of a line");
         }
+        (lines, eof)
+    }
+
+    fn take_lines(&mut self, lines: &mut Vec<Result<String, WireError>>) {
+        while let Some(line) = self.input.next_line() {
+            lines.push(line);
+        }
+    }
+
+    /// Queues bytes to send.
+    pub fn queue(&mut self, bytes: &[u8]) {
+        self.outbox.extend_from_slice(bytes);
+    }
+
+    /// Marks the connection to be closed once its outbox is written.
+    pub fn close_when_flushed(&mut self) {
+        self.closing = true;
+    }
+
+    /// Whether bytes are waiting for the socket to become writable.
+    pub fn wants_write(&self) -> bool {
+        !self.outbox.is_empty()
+    }
+
+    /// Whether the connection is closing and has nothing left to write.
+    pub fn is_done(&self) -> bool {
+        self.closing && self.outbox.is_empty()
+    }
+
+    /// Writes as much of the outbox as the socket takes. An error means the
+    /// peer is gone; the outbox is then dropped.
+    pub fn flush(&mut self) -> io::Result<()> {
+        while !self.outbox.is_empty() {
+            match (&self.stream).write(&self.outbox) {
+                Ok(0) => break,
+                Ok(n) => {
+                    self.outbox.drain(..n);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) => {
+                    self.outbox.clear();
+                    return Err(e);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The server side of one rank's PMI socket.
+#[derive(Debug)]
+pub struct PmiConnection {
+    lines: LineConnection,
+    /// A multi-line `mcmd=...` request being collected until `endcmd`.
+    multiline: Option<PmiMessage>,
+}
+
+impl PmiConnection {
+    /// Wraps the server end of a rank's socket, making it nonblocking.
+    pub fn new(socket: impl Into<OwnedFd>) -> io::Result<PmiConnection> {
+        PmiConnection::with_input(socket.into(), &[])
+    }
+
+    /// Same, with bytes already read from the socket.
+    pub fn with_input(socket: OwnedFd, already_read: &[u8]) -> io::Result<PmiConnection> {
+        Ok(PmiConnection {
+            lines: LineConnection::new(
+                socket,
+                already_read,
+                oxmpi::bootstrap::pmi::wire::MAX_LINE_LEN,
+            )?,
+            multiline: None,
+        })
+    }
+
+    /// The descriptor to poll.
+    pub fn fd(&self) -> RawFd {
+        self.lines.fd()
+    }
+
+    /// Reads everything available now. Returns the requests received and
+    /// whether the rank closed its end (or the connection broke).
+    pub fn read_available(&mut self) -> (Vec<Incoming>, bool) {
+        let (lines, eof) = self.lines.read_lines();
+        let mut incoming = Vec::new();
+        self.split_lines(lines, &mut incoming);
         (incoming, eof)
     }
 
-    fn split_lines(&mut self, incoming: &mut Vec<Incoming>) {
-        while let Some(line) = self.input.next_line() {
+    fn split_lines(&mut self, lines: Vec<Result<String, WireError>>, incoming: &mut Vec<Incoming>) {
+        for line in lines {
             let line = match line {
                 Ok(line) => line,
                 Err(e) => {
@@ -117,42 +219,28 @@ impl PmiConnection {
                 .render()
                 .unwrap_or_else(|_| "cmd=error rc=-1\n".to_string())
         });
-        self.outbox.extend_from_slice(line.as_bytes());
+        self.lines.queue(line.as_bytes());
     }
 
     /// Marks the connection to be closed once its answers are written.
     pub fn close_when_flushed(&mut self) {
-        self.closing = true;
+        self.lines.close_when_flushed();
     }
 
     /// Whether answers are waiting for the socket to become writable.
     pub fn wants_write(&self) -> bool {
-        !self.outbox.is_empty()
+        self.lines.wants_write()
     }
 
     /// Whether the connection is closing and has nothing left to write.
     pub fn is_done(&self) -> bool {
-        self.closing && self.outbox.is_empty()
+        self.lines.is_done()
     }
 
     /// Writes as much of the outbox as the socket takes. An error means the
     /// rank is gone; the outbox is then dropped.
     pub fn flush(&mut self) -> io::Result<()> {
-        while !self.outbox.is_empty() {
-            match (&self.stream).write(&self.outbox) {
-                Ok(0) => break,
-                Ok(n) => {
-                    self.outbox.drain(..n);
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) => {
-                    self.outbox.clear();
-                    return Err(e);
-                }
-            }
-        }
-        Ok(())
+        self.lines.flush()
     }
 }
 
@@ -160,6 +248,7 @@ impl PmiConnection {
 mod tests {
     use super::*;
     use std::io::Read;
+    use std::os::unix::net::UnixStream;
 
     fn pair() -> (PmiConnection, UnixStream) {
         let (server, client) = UnixStream::pair().unwrap();

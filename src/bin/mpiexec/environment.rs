@@ -2,29 +2,57 @@
 //! (`-genvall`, `-genvnone`, `-genvlist`), what `-env`/`-genv` set, and the
 //! variables that tell it its place in the job.
 //!
-//! Invariant: the job variables (`PMI_FD`, `PMI_RANK`, `PMI_SIZE`,
-//! `MPI_LOCALNRANKS`, `MPI_LOCALRANKID`, `OXMPI_JOBID`) are always mpiexec's,
-//! whatever was inherited or given with `-env`, and an inherited `PMI_PORT`
-//! or `PMI_ID` (from an outer launcher) never reaches a rank, so a rank talks
-//! to this mpiexec only.
+//! Invariant: the job variables (`PMI_FD` or `PMI_PORT`/`PMI_ID`,
+//! `PMI_RANK`, `PMI_SIZE`, `MPI_LOCALNRANKS`, `MPI_LOCALRANKID`,
+//! `OXMPI_JOBID`, `OXMPI_JOB_SECRET`) are always mpiexec's, whatever was
+//! inherited or given with `-env`, and an inherited `PMI_PORT` or `PMI_ID`
+//! (from an outer launcher) never reaches a rank, so a rank talks to this
+//! mpiexec only.
 
 use std::ffi::{OsStr, OsString};
 
 use crate::options::EnvInheritance;
 
-/// Variables an outer launcher may have set that would send a rank's PMI
-/// client elsewhere; never inherited.
-const OUTER_LAUNCHER_VARS: [&str; 2] = ["PMI_PORT", "PMI_ID"];
-
 /// The variables set per rank; never inherited or overridden.
-const JOB_VARS: [&str; 6] = [
+const JOB_VARS: [&str; 9] = [
     "PMI_FD",
+    "PMI_PORT",
+    "PMI_ID",
     "PMI_RANK",
     "PMI_SIZE",
     "MPI_LOCALNRANKS",
     "MPI_LOCALRANKID",
     "OXMPI_JOBID",
+    "OXMPI_JOB_SECRET",
 ];
+
+/// How a rank reaches the PMI server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PmiAccess {
+    /// An inherited socket (local ranks).
+    Fd(i32),
+    /// TCP to `host:port` (remote ranks), authenticated with the secret.
+    Port(String),
+}
+
+/// What a rank's job variables say.
+#[derive(Debug, Clone)]
+pub struct RankVariables<'a> {
+    /// The rank.
+    pub rank: usize,
+    /// The job size.
+    pub size: usize,
+    /// Its index among the ranks of its node.
+    pub local_id: usize,
+    /// The number of ranks on its node.
+    pub local_count: usize,
+    /// `OXMPI_JOBID`.
+    pub jobid: &'a str,
+    /// `OXMPI_JOB_SECRET`.
+    pub secret: &'a str,
+    /// How it reaches the PMI server.
+    pub pmi: PmiAccess,
+}
 
 /// The environment shared by all ranks: `inherited` filtered by `policy`,
 /// then `settings` applied in order (a later one wins).
@@ -55,24 +83,23 @@ pub fn common_environment(
     env
 }
 
-/// The job variables of rank `rank` of `size`, talking PMI on `pmi_fd`.
-pub fn job_variables(
-    rank: usize,
-    size: usize,
-    pmi_fd: i32,
-    jobid: &str,
-) -> Vec<(OsString, OsString)> {
-    [
-        ("PMI_FD", pmi_fd.to_string()),
-        ("PMI_RANK", rank.to_string()),
-        ("PMI_SIZE", size.to_string()),
-        ("MPI_LOCALNRANKS", size.to_string()),
-        ("MPI_LOCALRANKID", rank.to_string()),
-        ("OXMPI_JOBID", jobid.to_string()),
-    ]
-    .into_iter()
-    .map(|(k, v)| (OsString::from(k), OsString::from(v)))
-    .collect()
+/// The job variables of one rank.
+pub fn job_variables(v: &RankVariables<'_>) -> Vec<(OsString, OsString)> {
+    let mut vars = match &v.pmi {
+        PmiAccess::Fd(fd) => vec![("PMI_FD", fd.to_string())],
+        PmiAccess::Port(port) => vec![("PMI_PORT", port.clone()), ("PMI_ID", v.rank.to_string())],
+    };
+    vars.extend([
+        ("PMI_RANK", v.rank.to_string()),
+        ("PMI_SIZE", v.size.to_string()),
+        ("MPI_LOCALNRANKS", v.local_count.to_string()),
+        ("MPI_LOCALRANKID", v.local_id.to_string()),
+        ("OXMPI_JOBID", v.jobid.to_string()),
+        ("OXMPI_JOB_SECRET", v.secret.to_string()),
+    ]);
+    vars.into_iter()
+        .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+        .collect()
 }
 
 /// The value of `name` in `env`.
@@ -82,11 +109,9 @@ pub fn lookup<'a>(env: &'a [(OsString, OsString)], name: &str) -> Option<&'a OsS
         .map(|(_, v)| v.as_os_str())
 }
 
-fn is_reserved(name: &OsStr) -> bool {
-    JOB_VARS
-        .iter()
-        .chain(OUTER_LAUNCHER_VARS.iter())
-        .any(|reserved| name == *reserved)
+/// Whether `name` is a job variable, which only mpiexec sets.
+pub fn is_reserved(name: &OsStr) -> bool {
+    JOB_VARS.iter().any(|reserved| name == *reserved)
 }
 
 fn set(env: &mut Vec<(OsString, OsString)>, name: &OsStr, value: &OsStr) {
@@ -145,17 +170,37 @@ mod tests {
 
     #[test]
     fn job_variables_of_a_rank() {
-        let v = job_variables(2, 4, 5, "123-abc");
+        let mut v = RankVariables {
+            rank: 2,
+            size: 4,
+            local_id: 0,
+            local_count: 2,
+            jobid: "123-abc",
+            secret: "s3",
+            pmi: PmiAccess::Fd(5),
+        };
         assert_eq!(
-            v,
+            job_variables(&v),
             vars(&[
                 ("PMI_FD", "5"),
                 ("PMI_RANK", "2"),
                 ("PMI_SIZE", "4"),
-                ("MPI_LOCALNRANKS", "4"),
-                ("MPI_LOCALRANKID", "2"),
+                ("MPI_LOCALNRANKS", "2"),
+                ("MPI_LOCALRANKID", "0"),
                 ("OXMPI_JOBID", "123-abc"),
+                ("OXMPI_JOB_SECRET", "s3"),
             ])
         );
+        v.pmi = PmiAccess::Port("10.0.0.1:80".into());
+        assert_eq!(
+            job_variables(&v)[..3],
+            vars(&[
+                ("PMI_PORT", "10.0.0.1:80"),
+                ("PMI_ID", "2"),
+                ("PMI_RANK", "2")
+            ])[..]
+        );
+        assert!(is_reserved(OsStr::new("OXMPI_JOB_SECRET")));
+        assert!(!is_reserved(OsStr::new("OXMPI_HOSTNAME")));
     }
 }

@@ -28,9 +28,15 @@ impl Kvs {
 
     /// The space of a job of `size` ranks, all on this node, holding
     /// `PMI_process_mapping`.
+    #[cfg(test)]
     pub fn for_single_node_job(name: impl Into<String>, size: usize) -> Kvs {
+        Kvs::for_job(name, single_node_mapping(size))
+    }
+
+    /// The space of a job whose `PMI_process_mapping` is `mapping`.
+    pub fn for_job(name: impl Into<String>, mapping: String) -> Kvs {
         let mut kvs = Kvs::new(name);
-        kvs.put(PROCESS_MAPPING_KEY, single_node_mapping(size));
+        kvs.put(PROCESS_MAPPING_KEY, mapping);
         kvs
     }
 
@@ -52,6 +58,7 @@ impl Kvs {
 
 /// `PMI_process_mapping` for `size` ranks on one node: one block starting at
 /// node 0, spanning 1 node, with `size` ranks per node.
+#[cfg(test)]
 pub fn single_node_mapping(size: usize) -> String {
     format!("(vector,(0,1,{size}))")
 }

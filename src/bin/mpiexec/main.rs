@@ -1,22 +1,31 @@
-//! `mpiexec`: oxmpi's launcher. Starts N copies of a program on this host,
-//! serves them the PMI-1 "simple" protocol over inherited socketpairs,
-//! passes their output through unchanged and turns the way they end into
-//! one exit status (see `mpiexec --help` for the codes).
+//! `mpiexec`: oxmpi's launcher. Starts N copies of a program on this host
+//! and on the hosts given (through ssh, rsh or any `-launcher-exec`
+//! command, by way of a proxy per remote host: `mpiexec --proxy`), serves
+//! them the PMI-1 "simple" protocol (over inherited socketpairs locally,
+//! over authenticated TCP for remote ranks), passes their output through
+//! unchanged and turns the way they end into one exit status (see
+//! `mpiexec --help` for the codes).
 //!
-//! Invariant: every problem with the command line or the program is found
-//! before any process starts, and is reported as one `mpiexec: ...` line;
-//! once ranks run, mpiexec exits only after reaping all of them.
+//! Invariant: every problem with the command line, the host list, the
+//! address remote hosts connect to, or the program is found before any
+//! process starts, and is reported as one `mpiexec: ...` line; once ranks
+//! run, mpiexec exits only after all of them ended and every local process
+//! it started was reaped.
 
 mod connection;
 mod environment;
+mod hosts;
 mod job;
 mod kvs;
 mod launch;
 mod name_service;
+mod net;
 mod options;
 mod outcome;
 mod pmi_server;
 mod program;
+mod proxy;
+mod proxy_wire;
 mod signals;
 mod stdin_forward;
 
@@ -24,12 +33,17 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use launch::JobSpec;
-use options::{Invocation, LaunchOptions, USAGE};
+use hosts::{HostEntry, LocalNames};
+use launch::{JobSpec, RemoteLaunch};
+use net::AddressChoice;
+use options::{HostSource, Invocation, LaunchOptions, LauncherKind, USAGE};
 
 fn main() {
     init_logging();
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    if proxy::requested(&args) {
+        std::process::exit(proxy::run());
+    }
     let env_timeout = std::env::var_os("MPIEXEC_TIMEOUT");
     let code = match options::parse(&args, env_timeout.as_deref()) {
         Ok(Invocation::Help) => {
@@ -40,7 +54,7 @@ fn main() {
             println!("mpiexec (oxmpi) {}", env!("CARGO_PKG_VERSION"));
             0
         }
-        Ok(Invocation::Run(launch)) => run(launch),
+        Ok(Invocation::Run(launch)) => run(*launch),
         Err(e) => {
             eprintln!("mpiexec: {e}");
             2
@@ -71,7 +85,7 @@ fn run(launch: LaunchOptions) -> i32 {
             }
             dir
         }
-        None => cwd,
+        None => cwd.clone(),
     };
     let env = environment::common_environment(&launch.inherit, std::env::vars_os(), &launch.env);
     let program =
@@ -82,19 +96,49 @@ fn run(launch: LaunchOptions) -> i32 {
                 return e.exit_code();
             }
         };
+    let placement = match place_ranks(&launch, &cwd) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("mpiexec: {e}");
+            return 2;
+        }
+    };
+    let remote = if placement.all_local() {
+        None
+    } else {
+        match remote_launch(&launch, &placement) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                eprintln!("mpiexec: {e}");
+                return 2;
+            }
+        }
+    };
+    let secret = match net::new_secret() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("mpiexec: cannot make the job secret: {e}");
+            return 1;
+        }
+    };
     let spec = JobSpec {
         program,
         args: launch.args,
-        size: launch.nprocs,
         workdir,
         env,
         jobid: new_job_id(),
+        secret,
+        placement,
+        hostname_env: launch.hostname_env,
+        remote,
     };
     log::debug!(
-        "job {}: {} rank(s) of {}",
+        "job {}: {} rank(s) of {} on {} node(s), mapping {}",
         spec.jobid,
-        spec.size,
-        spec.program.path.display()
+        spec.size(),
+        spec.program.path.display(),
+        spec.placement.nodes.len(),
+        spec.placement.process_mapping()
     );
     let shm_prefix = oxmpi::transport::shm::inbox::job_prefix(&spec.jobid);
     let code = job::run(spec, launch.timeout_secs);
@@ -106,6 +150,72 @@ fn run(launch: LaunchOptions) -> i32 {
         Err(e) => log::debug!("cleaning up shared memory: {e}"),
     }
     code
+}
+
+/// Where the ranks run, from `-n`, `-hosts`/`-f` and `-ppn`.
+fn place_ranks(launch: &LaunchOptions, cwd: &std::path::Path) -> Result<hosts::Placement, String> {
+    let entries: Option<Vec<HostEntry>> = match &launch.hosts {
+        None => None,
+        Some(HostSource::List(list)) => Some(list.clone()),
+        Some(HostSource::File(path)) => {
+            let full = cwd.join(path);
+            let text = std::fs::read_to_string(&full)
+                .map_err(|e| format!("cannot read host file '{}': {e}", path.display()))?;
+            Some(hosts::parse_file(&path.display().to_string(), &text).map_err(|e| e.0)?)
+        }
+    };
+    let names = LocalNames {
+        hostname: this_hostname(),
+        fork_everything: launch.launcher == LauncherKind::Fork,
+    };
+    hosts::place(entries.as_deref(), launch.nprocs, launch.ppn, &names).map_err(|e| e.0)
+}
+
+/// How the remote nodes of `placement` are reached.
+fn remote_launch(
+    launch: &LaunchOptions,
+    placement: &hosts::Placement,
+) -> Result<RemoteLaunch, String> {
+    let (command, shell_quoting) = match (&launch.launcher_exec, launch.launcher) {
+        (Some(words), _) => (words.clone(), false),
+        (None, LauncherKind::Rsh) => (vec!["rsh".into()], true),
+        (None, _) => (vec!["ssh".into(), "-x".into()], true),
+    };
+    let choice = match (&launch.pmi_addr, &launch.iface) {
+        (Some(addr), _) => AddressChoice::Fixed(*addr),
+        (None, Some(iface)) => AddressChoice::Interface(iface.clone()),
+        (None, None) => AddressChoice::Route,
+    };
+    let addresses = placement
+        .nodes
+        .iter()
+        .map(|node| {
+            if node.local {
+                Ok(None)
+            } else {
+                net::address_for_host(&node.name, &choice).map(Some)
+            }
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    let proxy_path = std::env::current_exe()
+        .map_err(|e| format!("cannot find mpiexec's own path (for the remote proxies): {e}"))?;
+    Ok(RemoteLaunch {
+        command,
+        shell_quoting,
+        proxy_path,
+        addresses,
+    })
+}
+
+/// This host's name.
+fn this_hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: gethostname writes at most buf.len() bytes into buf.
+    if unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } != 0 {
+        return "localhost".to_string();
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
 }
 
 /// A job id unique on this host: mpiexec's pid and its start time.

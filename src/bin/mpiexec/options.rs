@@ -8,13 +8,16 @@
 
 use std::ffi::{OsStr, OsString};
 use std::fmt;
+use std::net::IpAddr;
 use std::path::PathBuf;
+
+use crate::hosts::{self, HostEntry};
 
 /// What the command line asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Invocation {
     /// Start a job.
-    Run(LaunchOptions),
+    Run(Box<LaunchOptions>),
     /// Print the usage text.
     Help,
     /// Print the version.
@@ -32,11 +35,47 @@ pub enum EnvInheritance {
     Only(Vec<OsString>),
 }
 
+/// Where the host list comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HostSource {
+    /// `-hosts h1,h2:4`.
+    List(Vec<HostEntry>),
+    /// `-f hostfile` (read when the job starts).
+    File(PathBuf),
+}
+
+/// How ranks on other hosts are started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LauncherKind {
+    /// `ssh -x host ...` (the default).
+    Ssh,
+    /// `rsh host ...`.
+    Rsh,
+    /// Every rank on this host, whatever the host list says.
+    Fork,
+}
+
 /// A parsed request to start a job.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LaunchOptions {
-    /// Number of ranks (`-n`/`-np`), at least 1; 1 when not given.
-    pub nprocs: usize,
+    /// Number of ranks (`-n`/`-np`), at least 1. When not given: the slots
+    /// of one pass over the host list, or 1 without one.
+    pub nprocs: Option<usize>,
+    /// The hosts (`-hosts`, `-f`); this host only when `None`.
+    pub hosts: Option<HostSource>,
+    /// Ranks per host per pass (`-ppn`), overriding slot counts.
+    pub ppn: Option<usize>,
+    /// `-launcher`.
+    pub launcher: LauncherKind,
+    /// `-launcher-exec`: the command (split at spaces) used instead of
+    /// ssh/rsh; run as `CMD host mpiexec --proxy`.
+    pub launcher_exec: Option<Vec<OsString>>,
+    /// `-pmi-addr`: the address remote hosts reach mpiexec on.
+    pub pmi_addr: Option<IpAddr>,
+    /// `-iface`: take that address from this interface.
+    pub iface: Option<String>,
+    /// `-hostname-env NAME`: set NAME to each rank's host name.
+    pub hostname_env: Vec<OsString>,
     /// Variables set for every rank (`-env` and `-genv`), in command-line order.
     pub env: Vec<(OsString, OsString)>,
     /// How the ranks inherit mpiexec's environment.
@@ -70,10 +109,12 @@ fn usage_error(text: impl Into<String>) -> UsageError {
 pub const USAGE: &str = "\
 usage: mpiexec [options] [--] program [args...]
 
-Starts copies of program (the ranks) on this host and serves them PMI-1.
+Starts copies of program (the ranks), on this host or on the hosts given,
+and serves them PMI-1.
 
 options:
-  -n N, -np N        number of ranks (default 1)
+  -n N, -np N        number of ranks (default: the slots of the host list,
+                     or 1 without one)
   -env NAME VALUE    set NAME=VALUE for every rank (repeatable)
   -genv NAME VALUE   same as -env
   -genvall           ranks inherit mpiexec's whole environment (default)
@@ -88,6 +129,36 @@ options:
                      the error handler for errors outside any MPI object
   -h, --help         print this help
   --version          print the version
+
+hosts:
+  -hosts H1,H2:4,... run ranks on these hosts; host:N gives a host N slots
+                     (default 1); -host is the same
+  -f FILE            read the hosts from FILE: one host[:slots] per line,
+                     '#' starts a comment, blank lines are skipped
+  -ppn N             N ranks per host, whatever the slot counts say
+  -launcher ssh|rsh|fork
+                     how ranks on other hosts start (default ssh; fork runs
+                     every rank here, each host name still its own node)
+  -launcher-exec CMD command used instead of ssh, split at spaces; a host's
+                     ranks start with `CMD host /path/to/mpiexec --proxy`,
+                     e.g. -launcher-exec \"ip netns exec\" for namespaces
+  -pmi-addr ADDR     the address of this host that remote hosts connect to
+                     (default: per host, the source address of the route to
+                     it; a host name that does not resolve needs this)
+  -iface IFACE       use the address of interface IFACE as -pmi-addr
+  -hostname-env NAME set NAME to the rank's host name as given in the host
+                     list, e.g. -hostname-env OXMPI_HOSTNAME
+
+Ranks are placed in host-list order: each host gets its slots (or -ppn
+ranks), then the list starts over while ranks remain. localhost and this
+host's name run here, without the launcher. On every other host mpiexec
+runs a proxy (this same mpiexec binary, which must exist at the same path
+there) through the launcher; the proxy starts that host's ranks, and they
+connect back over TCP (PMI_PORT, PMI_ID, authenticated with the per-job
+OXMPI_JOB_SECRET). Their output comes back through the launcher unchanged.
+The launcher must pass its stdin on and run until the proxy ends (ssh, rsh
+and ip netns exec do): the proxy reads its first line there.
+
 Options after the program name are the program's. Long options may also be
 spelled with two dashes (--timeout 5).
 
@@ -102,16 +173,26 @@ exit status:
             interrupted by signal S (SIGINT, SIGTERM, SIGHUP are forwarded)
   1         a rank broke the PMI protocol, or exited while the others waited
             for it in a PMI barrier
-  2         bad usage (unknown option, bad number, missing program, ...)
+  2         bad usage (unknown option, bad number, missing program, bad
+            host list, no address for the hosts to connect to, ...)
   124       the job timed out
   126       the program is not executable, or a rank could not be started
   127       the program was not found
+  255       a host was lost: its launcher or proxy ended while ranks ran
+            there, or its proxy never connected back
 ";
 
 /// Parses the arguments after `argv[0]`; `env_timeout` is the value of
 /// `MPIEXEC_TIMEOUT`, if set.
 pub fn parse(args: &[OsString], env_timeout: Option<&OsStr>) -> Result<Invocation, UsageError> {
     let mut nprocs = None;
+    let mut hosts = None;
+    let mut ppn = None;
+    let mut launcher = None;
+    let mut launcher_exec = None;
+    let mut pmi_addr = None;
+    let mut iface = None;
+    let mut hostname_env = Vec::new();
     let mut env = Vec::new();
     let mut psets: Vec<String> = Vec::new();
     let mut inherit = EnvInheritance::All;
@@ -198,6 +279,75 @@ pub fn parse(args: &[OsString], env_timeout: Option<&OsStr>) -> Result<Invocatio
                 }
                 env.push(("OXMPI_INITIAL_ERRHANDLER".into(), name.into()));
             }
+            "hosts" | "host" => {
+                let value = option_value(&mut rest, &text)?.to_string_lossy();
+                let list = hosts::parse_list(&value).map_err(|e| usage_error(e.0))?;
+                hosts = Some(HostSource::List(list));
+            }
+            "f" | "hostfile" | "machinefile" => {
+                let file = option_value(&mut rest, &text)?;
+                if file.is_empty() {
+                    return Err(usage_error(format!("{text} needs a file name")));
+                }
+                hosts = Some(HostSource::File(PathBuf::from(file)));
+            }
+            "ppn" => {
+                let value = option_value(&mut rest, &text)?;
+                ppn = Some(parse_count(&text, value, "ranks per host")?);
+            }
+            "launcher" | "bootstrap" => {
+                let value = option_value(&mut rest, &text)?.to_string_lossy();
+                launcher = Some(match value.as_ref() {
+                    "ssh" => LauncherKind::Ssh,
+                    "rsh" => LauncherKind::Rsh,
+                    "fork" => LauncherKind::Fork,
+                    other => {
+                        return Err(usage_error(format!(
+                            "{text}: unknown launcher '{other}' (ssh, rsh or fork)"
+                        )))
+                    }
+                });
+            }
+            "launcher-exec" | "bootstrap-exec" => {
+                let value = option_value(&mut rest, &text)?.to_string_lossy();
+                let words: Vec<OsString> = value.split_whitespace().map(OsString::from).collect();
+                if words.is_empty() {
+                    return Err(usage_error(format!("{text} needs a command")));
+                }
+                launcher_exec = Some(words);
+            }
+            "pmi-addr" => {
+                let value = option_value(&mut rest, &text)?.to_string_lossy();
+                let addr = value
+                    .trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .parse::<IpAddr>()
+                    .map_err(|_| usage_error(format!("{text}: '{value}' is not an IP address")))?;
+                if addr.is_unspecified() {
+                    return Err(usage_error(format!(
+                        "{text}: give the address remote hosts connect to, not {addr}"
+                    )));
+                }
+                pmi_addr = Some(addr);
+            }
+            "iface" => {
+                let value = option_value(&mut rest, &text)?.to_string_lossy();
+                if value.is_empty() {
+                    return Err(usage_error(format!("{text} needs an interface name")));
+                }
+                iface = Some(value.into_owned());
+            }
+            "hostname-env" => {
+                let name = option_value(&mut rest, &text)?;
+                check_var_name(&text, name)?;
+                if crate::environment::is_reserved(name) {
+                    return Err(usage_error(format!(
+                        "{text}: mpiexec sets {} itself",
+                        name.to_string_lossy()
+                    )));
+                }
+                hostname_env.push(name.clone());
+            }
             "h" | "help" => return Ok(Invocation::Help),
             "version" => return Ok(Invocation::Version),
             _ => return Err(usage_error(format!("unknown option {text}"))),
@@ -212,15 +362,29 @@ pub fn parse(args: &[OsString], env_timeout: Option<&OsStr>) -> Result<Invocatio
         (None, Some(value)) => parse_seconds("MPIEXEC_TIMEOUT", value)?,
         (None, None) => 0,
     };
-    Ok(Invocation::Run(LaunchOptions {
-        nprocs: nprocs.unwrap_or(1),
+    if pmi_addr.is_some() && iface.is_some() {
+        return Err(usage_error("give -pmi-addr or -iface, not both"));
+    }
+    let launcher = launcher.unwrap_or(LauncherKind::Ssh);
+    if launcher == LauncherKind::Fork && launcher_exec.is_some() {
+        return Err(usage_error("-launcher-exec has no use with -launcher fork"));
+    }
+    Ok(Invocation::Run(Box::new(LaunchOptions {
+        nprocs,
+        hosts,
+        ppn,
+        launcher,
+        launcher_exec,
+        pmi_addr,
+        iface,
+        hostname_env,
         env,
         inherit,
         wdir,
         timeout_secs: (timeout_secs > 0).then_some(timeout_secs),
         program,
         args: rest.cloned().collect(),
-    }))
+    })))
 }
 
 /// The option name of `arg` without its one or two leading dashes, or
@@ -236,6 +400,16 @@ fn option_value<'a>(
 ) -> Result<&'a OsString, UsageError> {
     rest.next()
         .ok_or_else(|| usage_error(format!("{option} needs a value")))
+}
+
+fn parse_count(option: &str, value: &OsStr, what: &str) -> Result<usize, UsageError> {
+    let text = value.to_string_lossy();
+    match text.parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(usage_error(format!(
+            "{option}: invalid number of {what} '{text}' (at least 1)"
+        ))),
+    }
 }
 
 fn parse_nprocs(option: &str, value: &OsStr) -> Result<usize, UsageError> {
@@ -280,7 +454,7 @@ mod tests {
 
     fn run(list: &[&str]) -> LaunchOptions {
         match parse(&args(list), None) {
-            Ok(Invocation::Run(options)) => options,
+            Ok(Invocation::Run(options)) => *options,
             other => panic!("{list:?} parsed as {other:?}"),
         }
     }
@@ -295,7 +469,9 @@ mod tests {
     #[test]
     fn minimal_command_line() {
         let o = run(&["./a.out"]);
-        assert_eq!(o.nprocs, 1);
+        assert_eq!(o.nprocs, None);
+        assert_eq!(o.hosts, None);
+        assert_eq!(o.launcher, LauncherKind::Ssh);
         assert_eq!(o.program, "./a.out");
         assert!(o.args.is_empty());
         assert!(o.env.is_empty());
@@ -306,16 +482,16 @@ mod tests {
 
     #[test]
     fn n_and_np() {
-        assert_eq!(run(&["-n", "4", "prog"]).nprocs, 4);
-        assert_eq!(run(&["-np", "3", "prog"]).nprocs, 3);
-        assert_eq!(run(&["--np", "2", "prog"]).nprocs, 2);
-        assert_eq!(run(&["-n", "2", "-n", "5", "prog"]).nprocs, 5);
+        assert_eq!(run(&["-n", "4", "prog"]).nprocs, Some(4));
+        assert_eq!(run(&["-np", "3", "prog"]).nprocs, Some(3));
+        assert_eq!(run(&["--np", "2", "prog"]).nprocs, Some(2));
+        assert_eq!(run(&["-n", "2", "-n", "5", "prog"]).nprocs, Some(5));
     }
 
     #[test]
     fn options_after_the_program_belong_to_it() {
         let o = run(&["-n", "2", "prog", "-n", "7", "--", "-timeout", "x"]);
-        assert_eq!(o.nprocs, 2);
+        assert_eq!(o.nprocs, Some(2));
         assert_eq!(o.program, "prog");
         assert_eq!(o.args, args(&["-n", "7", "--", "-timeout", "x"]));
     }
@@ -433,6 +609,90 @@ mod tests {
         assert_eq!(error(&["--frobnicate", "p"]), "unknown option --frobnicate");
         // A lone dash is not an option name: it is taken as the program.
         assert_eq!(run(&["-"]).program, "-");
+    }
+
+    #[test]
+    fn host_options() {
+        let o = run(&["-hosts", "a,b:4", "-ppn", "2", "p"]);
+        assert_eq!(
+            o.hosts,
+            Some(HostSource::List(vec![
+                HostEntry {
+                    name: "a".into(),
+                    slots: None
+                },
+                HostEntry {
+                    name: "b".into(),
+                    slots: Some(4)
+                }
+            ]))
+        );
+        assert_eq!(o.ppn, Some(2));
+        assert_eq!(
+            run(&["-f", "hosts.txt", "p"]).hosts,
+            Some(HostSource::File("hosts.txt".into()))
+        );
+        assert_eq!(
+            run(&["-launcher", "fork", "p"]).launcher,
+            LauncherKind::Fork
+        );
+        assert_eq!(run(&["-launcher", "rsh", "p"]).launcher, LauncherKind::Rsh);
+        let o = run(&["-launcher-exec", "ip netns  exec", "p"]);
+        assert_eq!(
+            o.launcher_exec,
+            Some(vec!["ip".into(), "netns".into(), "exec".into()])
+        );
+        assert_eq!(
+            run(&["-pmi-addr", "10.1.2.3", "p"]).pmi_addr,
+            Some("10.1.2.3".parse().unwrap())
+        );
+        assert_eq!(
+            run(&["-pmi-addr", "[::1]", "p"]).pmi_addr,
+            Some("::1".parse().unwrap())
+        );
+        assert_eq!(run(&["-iface", "eth0", "p"]).iface, Some("eth0".into()));
+        assert_eq!(
+            run(&["-hostname-env", "OXMPI_HOSTNAME", "p"]).hostname_env,
+            vec![OsString::from("OXMPI_HOSTNAME")]
+        );
+    }
+
+    #[test]
+    fn bad_host_options() {
+        assert_eq!(
+            error(&["-hosts", "a:0", "p"]),
+            "-hosts: 'a:0': invalid slot count '0'"
+        );
+        assert_eq!(
+            error(&["-ppn", "0", "p"]),
+            "-ppn: invalid number of ranks per host '0' (at least 1)"
+        );
+        assert_eq!(
+            error(&["-launcher", "pbs", "p"]),
+            "-launcher: unknown launcher 'pbs' (ssh, rsh or fork)"
+        );
+        assert_eq!(
+            error(&["-launcher-exec", " ", "p"]),
+            "-launcher-exec needs a command"
+        );
+        assert_eq!(
+            error(&["-pmi-addr", "host", "p"]),
+            "-pmi-addr: 'host' is not an IP address"
+        );
+        assert!(error(&["-pmi-addr", "0.0.0.0", "p"]).contains("not 0.0.0.0"));
+        assert_eq!(
+            error(&["-pmi-addr", "10.0.0.1", "-iface", "lo", "p"]),
+            "give -pmi-addr or -iface, not both"
+        );
+        assert_eq!(
+            error(&["-launcher", "fork", "-launcher-exec", "x", "p"]),
+            "-launcher-exec has no use with -launcher fork"
+        );
+        assert_eq!(
+            error(&["-hostname-env", "PMI_RANK", "p"]),
+            "-hostname-env: mpiexec sets PMI_RANK itself"
+        );
+        assert_eq!(error(&["-f", "", "p"]), "-f needs a file name");
     }
 
     #[test]

@@ -40,15 +40,49 @@ impl Termination {
     }
 }
 
+/// A rank as messages name it: `rank 3 (pid 1234)`, or with its host when
+/// it runs on another one: `rank 3 (pid 1234 on node2)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Who {
+    /// The rank.
+    pub rank: usize,
+    /// Its process id (on its host), when known.
+    pub pid: Option<i32>,
+    /// Its host, for a rank that is not on mpiexec's host.
+    pub host: Option<String>,
+}
+
+impl Who {
+    /// A rank on this host.
+    #[cfg(test)]
+    pub fn local(rank: usize, pid: i32) -> Who {
+        Who {
+            rank,
+            pid: Some(pid),
+            host: None,
+        }
+    }
+}
+
+impl std::fmt::Display for Who {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "rank {}", self.rank)?;
+        match (self.pid, &self.host) {
+            (Some(pid), None) => write!(f, " (pid {pid})"),
+            (Some(pid), Some(host)) => write!(f, " (pid {pid} on {host})"),
+            (None, Some(host)) => write!(f, " (on {host})"),
+            (None, None) => Ok(()),
+        }
+    }
+}
+
 /// The first reason the job is being brought down.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Ending {
     /// A rank exited with a nonzero code or was killed by a signal.
     RankFailed {
         /// The rank.
-        rank: usize,
-        /// Its process id.
-        pid: i32,
+        who: Who,
         /// How it ended.
         how: Termination,
     },
@@ -72,18 +106,14 @@ pub enum Ending {
     /// A rank sent something that is not PMI-1 or broke its rules.
     ProtocolError {
         /// The rank.
-        rank: usize,
-        /// Its process id.
-        pid: i32,
+        who: Who,
         /// What it did.
         problem: String,
     },
     /// A rank ended (successfully) while others wait for it in a barrier.
     LeftBarrier {
         /// The rank that is gone.
-        rank: usize,
-        /// Its process id.
-        pid: i32,
+        who: Who,
         /// How it ended.
         how: Termination,
     },
@@ -91,10 +121,20 @@ pub enum Ending {
     StartFailed {
         /// The rank.
         rank: usize,
+        /// Its host, when it is not mpiexec's.
+        host: Option<String>,
         /// The system's reason.
         problem: String,
         /// Whether the program vanished (exit 127) rather than failed (126).
         not_found: bool,
+    },
+    /// A remote host is gone, or never came up: its launcher or proxy
+    /// ended while ranks ran there, or the proxy did not connect back.
+    HostLost {
+        /// The host.
+        host: String,
+        /// What happened, including the ranks concerned.
+        problem: String,
     },
 }
 
@@ -102,7 +142,7 @@ impl Ending {
     /// The line to print on stderr (without newline), if any.
     pub fn message(&self) -> Option<String> {
         Some(match self {
-            Ending::RankFailed { rank, pid, how } | Ending::LeftBarrier { rank, pid, how } => {
+            Ending::RankFailed { who, how } | Ending::LeftBarrier { who, how } => {
                 let what = match how {
                     Termination::Exited(code) => format!("exited with code {code}"),
                     Termination::Signaled(signal) => {
@@ -114,7 +154,7 @@ impl Ending {
                 } else {
                     ""
                 };
-                format!("mpiexec: rank {rank} (pid {pid}) {what}{suffix}")
+                format!("mpiexec: {who} {what}{suffix}")
             }
             Ending::Aborted { rank, code } => {
                 format!("mpiexec: rank {rank} aborted the job with code {code}")
@@ -123,11 +163,20 @@ impl Ending {
                 format!("mpiexec: job timed out after {seconds} seconds")
             }
             Ending::Interrupted { .. } => return None,
-            Ending::ProtocolError { rank, pid, problem } => {
-                format!("mpiexec: rank {rank} (pid {pid}) broke the PMI protocol: {problem}")
+            Ending::ProtocolError { who, problem } => {
+                format!("mpiexec: {who} broke the PMI protocol: {problem}")
             }
-            Ending::StartFailed { rank, problem, .. } => {
-                format!("mpiexec: cannot start rank {rank}: {problem}")
+            Ending::StartFailed {
+                rank,
+                host,
+                problem,
+                ..
+            } => match host {
+                None => format!("mpiexec: cannot start rank {rank}: {problem}"),
+                Some(host) => format!("mpiexec: cannot start rank {rank} on {host}: {problem}"),
+            },
+            Ending::HostLost { host, problem } => {
+                format!("mpiexec: lost host {host}: {problem}")
             }
         })
     }
@@ -147,6 +196,7 @@ impl Ending {
                     126
                 }
             }
+            Ending::HostLost { .. } => 255,
         }
     }
 }
@@ -167,8 +217,7 @@ mod tests {
     #[test]
     fn rank_failures() {
         let segv = Ending::RankFailed {
-            rank: 3,
-            pid: 1234,
+            who: Who::local(3, 1234),
             how: Termination::Signaled(libc::SIGSEGV),
         };
         assert_eq!(
@@ -177,8 +226,7 @@ mod tests {
         );
         assert_eq!(segv.exit_code(), 139);
         let exit3 = Ending::RankFailed {
-            rank: 1,
-            pid: 99,
+            who: Who::local(1, 99),
             how: Termination::Exited(3),
         };
         assert_eq!(
@@ -217,8 +265,7 @@ mod tests {
         assert_eq!(int.message(), None);
         assert_eq!(int.exit_code(), 130);
         let left = Ending::LeftBarrier {
-            rank: 1,
-            pid: 5,
+            who: Who::local(1, 5),
             how: Termination::Exited(0),
         };
         assert_eq!(
@@ -228,6 +275,7 @@ mod tests {
         assert_eq!(left.exit_code(), 1);
         let start = Ending::StartFailed {
             rank: 0,
+            host: None,
             problem: "Exec format error (os error 8)".into(),
             not_found: false,
         };
@@ -236,6 +284,48 @@ mod tests {
             "mpiexec: cannot start rank 0: Exec format error (os error 8)"
         );
         assert_eq!(start.exit_code(), 126);
+    }
+
+    #[test]
+    fn remote_ranks_and_hosts() {
+        let remote = Who {
+            rank: 2,
+            pid: Some(77),
+            host: Some("node2".into()),
+        };
+        let failed = Ending::RankFailed {
+            who: remote.clone(),
+            how: Termination::Exited(4),
+        };
+        assert_eq!(
+            failed.message().unwrap(),
+            "mpiexec: rank 2 (pid 77 on node2) exited with code 4"
+        );
+        let unknown_pid = Who {
+            pid: None,
+            ..remote
+        };
+        assert_eq!(unknown_pid.to_string(), "rank 2 (on node2)");
+        let start = Ending::StartFailed {
+            rank: 3,
+            host: Some("node2".into()),
+            problem: "No such file or directory (os error 2)".into(),
+            not_found: true,
+        };
+        assert_eq!(
+            start.message().unwrap(),
+            "mpiexec: cannot start rank 3 on node2: No such file or directory (os error 2)"
+        );
+        assert_eq!(start.exit_code(), 127);
+        let lost = Ending::HostLost {
+            host: "node2".into(),
+            problem: "its launcher exited with code 255 while ranks 2,3 ran there".into(),
+        };
+        assert_eq!(
+            lost.message().unwrap(),
+            "mpiexec: lost host node2: its launcher exited with code 255 while ranks 2,3 ran there"
+        );
+        assert_eq!(lost.exit_code(), 255);
     }
 
     #[test]

@@ -3,7 +3,9 @@
 //! 0 cannot read the terminal itself (it would be stopped by SIGTTIN).
 //! mpiexec reads the terminal instead and copies the bytes into a pipe that
 //! is rank 0's stdin. When stdin is not a terminal (a file, a pipe,
-//! /dev/null) rank 0 inherits it directly and this module is not used.
+//! /dev/null) a local rank 0 inherits it directly. When rank 0 runs on
+//! another host, mpiexec copies its stdin (terminal or not) into the pipe
+//! that is the stdin of that host's launcher, after the proxy's first line.
 //!
 //! Invariants: mpiexec reads the terminal only while it is in the
 //! terminal's foreground group (so a backgrounded `mpiexec ... &` is never
@@ -22,6 +24,8 @@ pub struct StdinForwarder {
     to_rank: Option<OwnedFd>,
     buffer: Vec<u8>,
     stdin_open: bool,
+    /// Whether stdin is a terminal (read it only in the foreground).
+    terminal: bool,
 }
 
 /// What the forwarder wants the poll loop to watch.
@@ -51,16 +55,24 @@ impl StdinForwarder {
         // SAFETY: pipe2 succeeded, so both descriptors are open and ours.
         let (read_end, write_end) =
             unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        let forwarder = StdinForwarder::to_pipe(write_end, Vec::new())?;
+        Ok(Some((forwarder, read_end)))
+    }
+
+    /// A forwarder of stdin, whatever it is, into `pipe` (made
+    /// nonblocking), after the bytes of `prefix`.
+    pub fn to_pipe(pipe: OwnedFd, prefix: Vec<u8>) -> io::Result<StdinForwarder> {
         // SAFETY: fcntl on a descriptor we own.
-        if unsafe { libc::fcntl(write_end.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) } != 0 {
+        if unsafe { libc::fcntl(pipe.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) } != 0 {
             return Err(io::Error::last_os_error());
         }
-        let forwarder = StdinForwarder {
-            to_rank: Some(write_end),
-            buffer: Vec::new(),
+        Ok(StdinForwarder {
+            to_rank: Some(pipe),
+            buffer: prefix,
             stdin_open: true,
-        };
-        Ok(Some((forwarder, read_end)))
+            // SAFETY: isatty only inspects descriptor 0.
+            terminal: unsafe { libc::isatty(STDIN) } == 1,
+        })
     }
 
     /// What to poll next.
@@ -77,7 +89,7 @@ impl StdinForwarder {
         if !self.stdin_open {
             return StdinInterest::default();
         }
-        let foreground = in_foreground();
+        let foreground = !self.terminal || in_foreground();
         StdinInterest {
             read_stdin: foreground,
             write_pipe: None,
@@ -87,7 +99,7 @@ impl StdinForwarder {
 
     /// Stdin polled readable (or hung up): read one chunk.
     pub fn on_stdin_ready(&mut self) {
-        if self.to_rank.is_none() || !in_foreground() {
+        if self.to_rank.is_none() || (self.terminal && !in_foreground()) {
             return;
         }
         let mut chunk = [0u8; 16384];
