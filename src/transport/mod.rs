@@ -8,6 +8,7 @@
 pub mod endpoints;
 pub mod loopback;
 pub mod shm;
+pub mod tcp;
 
 /// A process of the job, by its rank in the launcher's job.
 pub type ProcessId = u32;

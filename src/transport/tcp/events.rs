@@ -1,0 +1,345 @@
+//! What happens to connections as their sockets become ready: accepting,
+//! connecting, the handshake and the simultaneous-connect rule, reading
+//! frames, closing. Every path that ends a connection goes through
+//! [`TcpTransport::close`], which puts its peer's link back to idle (with a
+//! growing delay before the next attempt when an attempt of ours failed).
+use std::fmt::Display;
+use std::time::Instant;
+
+use super::connection::{connect_nonblocking, Connection, Received, Stage};
+use super::handshake::{could_be_hello, Rejection, HELLO_LEN};
+use super::poller::{BROKEN, READABLE, WRITABLE};
+use super::table::Token;
+use super::{
+    Link, Peer, TcpTransport, ACCEPTS_PER_POLL, FIRST_RETRY, LAST_RETRY, MAX_FRAME, MAX_HANDSHAKES,
+    READ_BUDGET,
+};
+use crate::transport::ProcessId;
+
+impl TcpTransport {
+    pub(super) fn start_connect(&mut self, dest: ProcessId) {
+        let Some(addr) = self.peers.get(&dest).and_then(|p| p.addr) else {
+            return;
+        };
+        let stream = match connect_nonblocking(addr) {
+            Ok(stream) => stream,
+            Err(e) => return self.attempt_failed(dest, format!("connect to {addr}: {e}")),
+        };
+        let token = self
+            .connections
+            .insert(Connection::outgoing(stream, addr, dest));
+        let conn = self.connections.get_mut(token).expect("just inserted");
+        if let Err(e) = conn.register(&self.poller, token) {
+            self.connections.remove(token);
+            return self.attempt_failed(dest, format!("epoll: {e}"));
+        }
+        if let Some(peer) = self.peers.get_mut(&dest) {
+            peer.link = Link::Connecting(token);
+        }
+        log::debug!("tcp {}: connecting to process {dest} at {addr}", self.me);
+    }
+
+    fn attempt_failed(&mut self, dest: ProcessId, why: impl Display) {
+        let Some(peer) = self.peers.get_mut(&dest) else {
+            return;
+        };
+        peer.failures = peer.failures.saturating_add(1);
+        let delay = (FIRST_RETRY * (1 << (peer.failures - 1).min(10))).min(LAST_RETRY);
+        peer.link = Link::Idle {
+            retry_at: Some(Instant::now() + delay),
+        };
+        log::debug!(
+            "tcp {}: attempt {} to reach process {dest} failed ({why}); next in {delay:?}",
+            self.me,
+            peer.failures
+        );
+    }
+
+    /// Closes a connection and updates its peer's link.
+    pub(super) fn close(&mut self, token: Token, why: impl Display) {
+        let me = self.me;
+        let Some(conn) = self.connections.remove(token) else {
+            return;
+        };
+        match conn.stage {
+            Stage::AwaitingHello { .. } => {
+                self.handshakes -= 1;
+                log::debug!("tcp {me}: dropped a connection from {}: {why}", conn.remote);
+            }
+            Stage::Connecting { peer } | Stage::AwaitingAnswer { peer } => {
+                if self.peers.get(&peer).map(|p| p.link) == Some(Link::Connecting(token)) {
+                    self.attempt_failed(peer, why);
+                } else {
+                    log::debug!("tcp {me}: closed an attempt to reach process {peer}: {why}");
+                }
+            }
+            Stage::Established { peer } => {
+                if let Some(p) = self.peers.get_mut(&peer) {
+                    if p.link == Link::Up(token) {
+                        p.link = Link::Idle { retry_at: None };
+                    }
+                }
+                let unsent = conn.output.pending();
+                let partial = conn.input.buffered().len();
+                if unsent + partial > 0 {
+                    log::warn!(
+                        "tcp {me}: connection with process {peer} lost ({why}) with {unsent} bytes \
+                         unsent and {partial} bytes of an incomplete frame"
+                    );
+                } else {
+                    log::debug!("tcp {me}: connection with process {peer} closed: {why}");
+                }
+            }
+        }
+    }
+
+    /// Brings a connection's poller registration up to date.
+    pub(super) fn refresh(&mut self, token: Token) {
+        let Some(conn) = self.connections.get_mut(token) else {
+            return;
+        };
+        if let Err(e) = conn.update_interest(&self.poller, token) {
+            self.close(token, format!("epoll: {e}"));
+        }
+    }
+
+    pub(super) fn accept_waiting(&mut self) {
+        for _ in 0..ACCEPTS_PER_POLL {
+            let (stream, remote) = match self.listener.accept() {
+                Ok(Some(accepted)) => accepted,
+                Ok(None) => return,
+                Err(e) => {
+                    log::debug!("tcp {}: accept: {e}", self.me);
+                    return;
+                }
+            };
+            if self.handshakes >= MAX_HANDSHAKES {
+                log::debug!(
+                    "tcp {}: {} handshakes under way; dropping a connection from {remote}",
+                    self.me,
+                    self.handshakes
+                );
+                continue;
+            }
+            let token = self
+                .connections
+                .insert(Connection::incoming(stream, remote));
+            let conn = self.connections.get_mut(token).expect("just inserted");
+            if let Err(e) = conn.register(&self.poller, token) {
+                self.connections.remove(token);
+                log::debug!("tcp {}: epoll: {e}", self.me);
+                continue;
+            }
+            self.handshakes += 1;
+        }
+    }
+
+    /// Acts on one ready connection; returns the frames delivered.
+    pub(super) fn service(
+        &mut self,
+        token: Token,
+        flags: u32,
+        deliver: &mut dyn FnMut(ProcessId, &[u8]),
+    ) -> usize {
+        let Some(conn) = self.connections.get_mut(token) else {
+            return 0;
+        };
+        if let Stage::Connecting { peer } = conn.stage {
+            if flags & (WRITABLE | BROKEN) == 0 {
+                return 0;
+            }
+            match conn.connect_done() {
+                Ok(false) => return 0,
+                Ok(true) => {
+                    conn.output.push(&self.credentials.hello(self.me, peer));
+                    conn.stage = Stage::AwaitingAnswer { peer };
+                }
+                Err(e) => {
+                    let why = format!("connect to {}: {e}", conn.remote);
+                    self.close(token, why);
+                    return 0;
+                }
+            }
+        }
+        if flags & WRITABLE != 0 {
+            conn.write_blocked = false;
+        }
+        if let Err(e) = conn.flush() {
+            self.close(token, format!("write: {e}"));
+            return 0;
+        }
+        let delivered = if flags & (READABLE | BROKEN) != 0 {
+            self.receive(token, deliver)
+        } else {
+            0
+        };
+        self.refresh(token);
+        delivered
+    }
+
+    /// Reads what a connection has (within the read budget) and acts on
+    /// it after each read; returns the frames delivered.
+    fn receive(&mut self, token: Token, deliver: &mut dyn FnMut(ProcessId, &[u8])) -> usize {
+        let mut delivered = 0;
+        let mut total = 0;
+        loop {
+            let Some(conn) = self.connections.get_mut(token) else {
+                return delivered;
+            };
+            // During the handshake, read no byte beyond the hello.
+            let limit = match conn.stage {
+                Stage::AwaitingHello { .. } | Stage::AwaitingAnswer { .. } => {
+                    HELLO_LEN - conn.input.buffered().len()
+                }
+                Stage::Established { .. } => conn.input.frame_read_limit(MAX_FRAME),
+                Stage::Connecting { .. } => return delivered,
+            };
+            let got = match conn.receive(limit) {
+                Ok(Received::Bytes(n)) => n,
+                Ok(Received::Nothing) => return delivered,
+                Ok(Received::End) => {
+                    self.close(token, "closed by the other side");
+                    return delivered;
+                }
+                Err(e) => {
+                    self.close(token, format!("read: {e}"));
+                    return delivered;
+                }
+            };
+            total += got;
+            match self.advance(token, deliver) {
+                Ok(n) => delivered += n,
+                Err(why) => {
+                    self.close(token, why);
+                    return delivered;
+                }
+            }
+            if got < limit || total >= READ_BUDGET {
+                return delivered;
+            }
+        }
+    }
+
+    /// Moves a connection on with the bytes it has buffered: checks a
+    /// complete hello, delivers complete frames.
+    fn advance(
+        &mut self,
+        token: Token,
+        deliver: &mut dyn FnMut(ProcessId, &[u8]),
+    ) -> Result<usize, String> {
+        let me = self.me;
+        let conn = self.connections.get_mut(token).expect("a live connection");
+        let peer = match conn.stage {
+            Stage::Connecting { .. } => return Ok(0),
+            Stage::Established { peer } => peer,
+            Stage::AwaitingHello { .. } | Stage::AwaitingAnswer { .. } => {
+                if !could_be_hello(conn.input.buffered()) {
+                    return Err(Rejection::BadMagic.to_string());
+                }
+                if conn.input.buffered().len() < HELLO_LEN {
+                    return Ok(0);
+                }
+                let hello: [u8; HELLO_LEN] = conn
+                    .input
+                    .take(HELLO_LEN)
+                    .try_into()
+                    .expect("HELLO_LEN bytes");
+                match conn.stage {
+                    Stage::AwaitingAnswer { peer } => {
+                        self.credentials
+                            .check_answer(&hello, me, peer)
+                            .map_err(|r| format!("refused answer: {r}"))?;
+                        self.established(token, peer)?;
+                        peer
+                    }
+                    _ => {
+                        let from = self
+                            .credentials
+                            .check(&hello, me)
+                            .map_err(|r| format!("refused hello: {r}"))?;
+                        self.admit(token, from)?;
+                        from
+                    }
+                }
+            }
+        };
+        let conn = self.connections.get_mut(token).expect("a live connection");
+        let mut delivered = 0;
+        while let Some(frame) = conn
+            .input
+            .next_frame(MAX_FRAME)
+            .map_err(|e| e.to_string())?
+        {
+            deliver(peer, frame);
+            delivered += 1;
+        }
+        Ok(delivered)
+    }
+
+    /// Our attempt to reach `peer` got its answer: the connection is up.
+    fn established(&mut self, token: Token, peer: ProcessId) -> Result<(), String> {
+        let entry = self.peers.get_mut(&peer).expect("an attempt has its peer");
+        if entry.link != Link::Connecting(token) {
+            return Err(format!("attempt to reach process {peer} superseded"));
+        }
+        entry.link = Link::Up(token);
+        entry.failures = 0;
+        let conn = self.connections.get_mut(token).expect("a live connection");
+        conn.stage = Stage::Established { peer };
+        log::debug!("tcp {}: connected to process {peer}", self.me);
+        Ok(())
+    }
+
+    /// An accepted connection said hello as process `from`: keep it and
+    /// answer, unless the simultaneous-connect rule keeps another one.
+    fn admit(&mut self, token: Token, from: ProcessId) -> Result<(), String> {
+        let me = self.me;
+        if from == me {
+            return Err("hello from this very process".into());
+        }
+        let peer = self.peers.entry(from).or_insert_with(|| Peer::new(None));
+        match peer.link {
+            Link::Up(_) => return Err(format!("process {from} is connected already")),
+            Link::Connecting(_) if me < from => {
+                return Err(format!(
+                    "simultaneous connect with process {from}: this process's connection wins"
+                ))
+            }
+            _ => {}
+        }
+        let previous = std::mem::replace(&mut peer.link, Link::Up(token));
+        peer.failures = 0;
+        self.handshakes -= 1;
+        let conn = self.connections.get_mut(token).expect("a live connection");
+        conn.stage = Stage::Established { peer: from };
+        conn.output.push(&self.credentials.hello(me, from));
+        let remote = conn.remote;
+        let flushed = conn.flush();
+        if let Link::Connecting(ours) = previous {
+            self.close(
+                ours,
+                format!("simultaneous connect: process {from}'s connection wins"),
+            );
+        }
+        flushed.map_err(|e| format!("write: {e}"))?;
+        log::debug!("tcp {me}: accepted process {from} from {remote}");
+        Ok(())
+    }
+
+    /// Closes accepted connections that have not said hello in time.
+    pub(super) fn expire_handshakes(&mut self) {
+        let now = Instant::now();
+        let timeout = self.handshake_timeout;
+        let expired: Vec<Token> = self
+            .connections
+            .iter()
+            .filter(|(_, c)| {
+                matches!(c.stage, Stage::AwaitingHello { since } if now - since >= timeout)
+            })
+            .map(|(t, _)| t)
+            .collect();
+        for token in expired {
+            self.close(token, format!("no hello within {timeout:?}"));
+        }
+    }
+}

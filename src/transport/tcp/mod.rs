@@ -1,0 +1,329 @@
+//! The TCP transport: frames between processes that share no memory (other
+//! hosts, or any peer with `OXMPI_TRANSPORT=tcp`). One connection per pair
+//! of processes, made lazily on the first frame to a peer; every socket is
+//! nonblocking and one epoll set reports which ones are ready.
+//!
+//! Wire format, per connection:
+//! 1. The connecting side sends a hello ([`handshake`]: magic `OXMPITCP`,
+//!    protocol version, sender and intended receiver ranks, epoch, hash of
+//!    the job id, job secret; 104 bytes). The accepting side checks it and
+//!    only then answers with its own hello, which the connecting side
+//!    checks in turn.
+//! 2. Then frames, both ways: a u32 length (little-endian, at most
+//!    [`MAX_FRAME`]) followed by that many bytes.
+//!
+//! Invariants:
+//! - No byte of a connection reaches `poll`'s `deliver` before its hello
+//!   has been checked; a connection with a wrong hello (garbage, another
+//!   job or epoch, a wrong secret, a hello cut short or never finished
+//!   within the handshake timeout) is closed and logged at debug level
+//!   only.
+//! - At most one established connection per peer, so frames to a peer
+//!   arrive in the order they were sent. When two processes connect to
+//!   each other at once, the connection made by the lower rank wins: the
+//!   lower rank refuses the other one's hello, and the higher rank drops
+//!   its own attempt when the lower rank's hello arrives. No frame is
+//!   written before the handshake is done both ways, so the connection
+//!   that loses carries none.
+//! - Bounded memory: a peer's unsent bytes grow past [`SEND_BOUND`] by at
+//!   most one frame (then `try_send` refuses), and received bytes are
+//!   buffered only up to one frame beyond a read chunk. A large transfer
+//!   to one peer therefore never holds up small frames to others; large
+//!   messages are receiver-driven above this layer (RTS/CTS, then pieces
+//!   of at most [`MAX_FRAME`] bytes).
+//! - Nothing blocks: connects, reads and writes are nonblocking; a process
+//!   with nothing to do sleeps in [`TcpTransport::wait`] or on the fd from
+//!   `as_raw_fd` (readable when a socket is ready).
+//! - Dropping the transport (or [`TcpTransport::renew`] for connections)
+//!   closes every socket it opened.
+//!
+//! Parts: [`address`] (which address to listen on), `listener`,
+//! `connection` (one socket and its buffers), `handshake` (the hello),
+//! `framing` (length-prefixed frames over a byte stream), `poller` (epoll),
+//! `table` (connections by token), `events` (what happens when a socket
+//! is ready).
+
+pub mod address;
+mod connection;
+mod events;
+mod framing;
+mod handshake;
+mod listener;
+mod poller;
+mod table;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+use std::io;
+use std::net::{IpAddr, SocketAddr};
+use std::os::fd::{AsRawFd, RawFd};
+use std::time::{Duration, Instant};
+
+use super::{ProcessId, Transport};
+use connection::Stage;
+use handshake::Credentials;
+use listener::Listener;
+use poller::{Poller, READABLE};
+use table::{ConnectionTable, Token, LISTENER};
+
+pub use address::listen_address;
+pub use handshake::SECRET_MAX;
+
+/// The largest frame one `try_send` carries.
+pub const MAX_FRAME: usize = 256 * 1024;
+/// Unsent bytes to one peer beyond which `try_send` refuses new frames.
+pub const SEND_BOUND: usize = 256 * 1024;
+/// How long an accepted connection may take to send its hello.
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Accepted connections still owing their hello, at most.
+const MAX_HANDSHAKES: usize = 1024;
+/// Bytes read from one connection per poll (fairness among peers).
+const READ_BUDGET: usize = 1 << 20;
+const ACCEPTS_PER_POLL: usize = 64;
+const EVENTS_PER_POLL: usize = 64;
+/// Delays between failed connection attempts to one peer.
+const FIRST_RETRY: Duration = Duration::from_millis(1);
+const LAST_RETRY: Duration = Duration::from_millis(200);
+
+/// How this process stands with one peer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Link {
+    /// No connection; the next `try_send` connects (not before `retry_at`).
+    Idle { retry_at: Option<Instant> },
+    /// Our connection attempt, not yet through its handshake.
+    Connecting(Token),
+    /// The established connection (ours or the peer's).
+    Up(Token),
+}
+
+struct Peer {
+    /// Where the peer listens (from its business card), once known.
+    addr: Option<SocketAddr>,
+    link: Link,
+    /// Failed attempts since the last established connection.
+    failures: u32,
+}
+
+impl Peer {
+    fn new(addr: Option<SocketAddr>) -> Peer {
+        Peer {
+            addr,
+            link: Link::Idle { retry_at: None },
+            failures: 0,
+        }
+    }
+}
+
+pub struct TcpTransport {
+    me: ProcessId,
+    credentials: Credentials,
+    listener: Listener,
+    local_addr: SocketAddr,
+    poller: Poller,
+    events: Vec<libc::epoll_event>,
+    peers: HashMap<ProcessId, Peer>,
+    connections: ConnectionTable,
+    /// Accepted connections in `Stage::AwaitingHello`.
+    handshakes: usize,
+    handshake_timeout: Duration,
+}
+
+impl TcpTransport {
+    /// Listens on an ephemeral port of `bind` for the peers of process
+    /// `me` in `epoch` of job `job_id`, whose secret is `secret` (at most
+    /// [`SECRET_MAX`] bytes).
+    pub fn new(
+        me: ProcessId,
+        epoch: u64,
+        job_id: &str,
+        secret: &str,
+        bind: IpAddr,
+    ) -> io::Result<TcpTransport> {
+        let credentials = Credentials::new(job_id, epoch, secret)?;
+        let listener = Listener::bind(bind)?;
+        let local_addr = listener.local_addr()?;
+        let poller = Poller::new()?;
+        poller.add(listener.as_raw_fd(), LISTENER, READABLE)?;
+        log::debug!("tcp {me}: epoch {epoch}: listening on {local_addr}");
+        Ok(TcpTransport {
+            me,
+            credentials,
+            listener,
+            local_addr,
+            poller,
+            events: poller::event_buffer(EVENTS_PER_POLL),
+            peers: HashMap::new(),
+            connections: ConnectionTable::default(),
+            handshakes: 0,
+            handshake_timeout: HANDSHAKE_TIMEOUT,
+        })
+    }
+
+    /// Where peers reach this process (for its business card).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    pub fn me(&self) -> ProcessId {
+        self.me
+    }
+
+    pub fn epoch(&self) -> u64 {
+        self.credentials.epoch()
+    }
+
+    /// Records where `peer` listens; the connection is made on the first
+    /// `try_send` to it. A connection the peer made to us is used as is.
+    pub fn connect_peer(&mut self, peer: ProcessId, addr: SocketAddr) {
+        debug_assert_ne!(peer, self.me, "frames to oneself go through `self`");
+        self.peers
+            .entry(peer)
+            .and_modify(|p| p.addr = Some(addr))
+            .or_insert_with(|| Peer::new(Some(addr)));
+    }
+
+    /// Whether frames to `peer` go out now (handshake done).
+    pub fn is_connected(&self, peer: ProcessId) -> bool {
+        self.peers
+            .get(&peer)
+            .is_some_and(|p| matches!(p.link, Link::Up(_)))
+    }
+
+    /// Failed connection attempts to `peer` since the last success (the
+    /// caller decides when a peer counts as unreachable).
+    pub fn connect_failures(&self, peer: ProcessId) -> u32 {
+        self.peers.get(&peer).map_or(0, |p| p.failures)
+    }
+
+    /// Bytes accepted by `try_send` and not yet taken by the kernel, over
+    /// all peers (finalize drains them before dropping the transport).
+    pub fn pending_output(&self) -> usize {
+        self.connections
+            .iter()
+            .map(|(_, c)| c.output.pending())
+            .sum()
+    }
+
+    /// Established connections.
+    pub fn connection_count(&self) -> usize {
+        self.connections
+            .iter()
+            .filter(|(_, c)| matches!(c.stage, Stage::Established { .. }))
+            .count()
+    }
+
+    /// How long an accepted connection may take to send its hello.
+    pub fn set_handshake_timeout(&mut self, timeout: Duration) {
+        self.handshake_timeout = timeout;
+    }
+
+    /// Sleeps until a socket is ready (something to read or accept, room
+    /// for pending output, a connect finished) or `timeout` passes, capped
+    /// at the next connection retry. Returns whether a socket is ready.
+    pub fn wait(&self, timeout: Duration) -> io::Result<bool> {
+        let now = Instant::now();
+        let next_retry = self
+            .peers
+            .values()
+            .filter_map(|p| match p.link {
+                Link::Idle { retry_at: Some(at) } if at > now && p.addr.is_some() => Some(at - now),
+                _ => None,
+            })
+            .min();
+        let timeout = next_retry.map_or(timeout, |r| r.min(timeout));
+        let mut one = [libc::epoll_event { events: 0, u64: 0 }];
+        Ok(self.poller.wait(&mut one, timeout)? > 0)
+    }
+
+    /// Starts `epoch` on the same listener (`MPIR_CVAR_FINALIZE_ATEXIT`):
+    /// every connection of the previous epoch is closed and peers are
+    /// found again through their cards.
+    pub fn renew(&mut self, epoch: u64) {
+        self.connections.clear();
+        self.peers.clear();
+        self.handshakes = 0;
+        self.credentials = self.credentials.with_epoch(epoch);
+        log::debug!("tcp {}: epoch {epoch} on {}", self.me, self.local_addr);
+    }
+}
+
+impl Transport for TcpTransport {
+    fn max_frame(&self) -> usize {
+        MAX_FRAME
+    }
+
+    fn try_send(&mut self, dest: ProcessId, len: usize, fill: &mut dyn FnMut(&mut [u8])) -> bool {
+        assert!(
+            len <= MAX_FRAME,
+            "a frame of {len} bytes exceeds the TCP transport's limit of {MAX_FRAME}"
+        );
+        let Some(peer) = self.peers.get(&dest) else {
+            return false;
+        };
+        let token = match peer.link {
+            Link::Up(token) => token,
+            Link::Connecting(_) => return false,
+            Link::Idle { retry_at } => {
+                if retry_at.is_none_or(|at| Instant::now() >= at) {
+                    self.start_connect(dest);
+                }
+                return false;
+            }
+        };
+        let conn = self
+            .connections
+            .get_mut(token)
+            .expect("an established link names a live connection");
+        if conn.output.pending() > SEND_BOUND {
+            if let Err(e) = conn.flush() {
+                self.close(token, format!("write: {e}"));
+                return false;
+            }
+            if conn.output.pending() > SEND_BOUND {
+                self.refresh(token);
+                return false;
+            }
+        }
+        conn.output.push_frame(len, fill);
+        if let Err(e) = conn.flush() {
+            // The frame was taken; it is lost with the connection.
+            self.close(token, format!("write: {e}"));
+            return true;
+        }
+        self.refresh(token);
+        true
+    }
+
+    fn poll(&mut self, deliver: &mut dyn FnMut(ProcessId, &[u8])) -> usize {
+        let ready = match self.poller.wait(&mut self.events, Duration::ZERO) {
+            Ok(n) => n,
+            Err(e) => {
+                log::debug!("tcp {}: epoll_wait: {e}", self.me);
+                0
+            }
+        };
+        let mut delivered = 0;
+        for i in 0..ready {
+            let event = Poller::ready(&self.events, i);
+            if event.token == LISTENER {
+                self.accept_waiting();
+            } else {
+                delivered += self.service(event.token, event.flags, deliver);
+            }
+        }
+        if self.handshakes > 0 {
+            self.expire_handshakes();
+        }
+        delivered
+    }
+}
+
+impl AsRawFd for TcpTransport {
+    /// An fd that polls readable whenever one of the transport's sockets
+    /// is ready (the epoll set).
+    fn as_raw_fd(&self) -> RawFd {
+        self.poller.as_raw_fd()
+    }
+}
