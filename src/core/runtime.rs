@@ -256,12 +256,13 @@ impl Runtime {
         }
     }
 
-    /// Makes progress until no frame waits to leave (bounded: a peer that
-    /// never takes them, a program error, is reported after a minute).
+    /// Makes progress until no frame waits to leave and no buffered send is
+    /// in flight (bounded: a peer that never takes them, a program error,
+    /// is reported after a minute).
     fn drain_outgoing(&mut self) {
         let start = std::time::Instant::now();
         let mut warned = false;
-        while self.p2p.has_outgoing() {
+        while self.p2p.has_outgoing() || self.p2p.buffered_sends_pending() {
             self.progress();
             if !warned && start.elapsed() > std::time::Duration::from_secs(60) {
                 log::warn!("messages still wait to be delivered at the end of the epoch");
@@ -310,7 +311,11 @@ impl Runtime {
 
     /// This epoch's shared-memory doorbell, for sleeping until a frame comes.
     pub fn doorbell(&mut self) -> Option<crate::transport::shm::doorbell::Doorbell> {
-        self.instance.as_mut()?.endpoints.shm().map(|s| s.doorbell())
+        self.instance
+            .as_mut()?
+            .endpoints
+            .shm()
+            .map(|s| s.doorbell())
     }
 
     /// Whether a frame waits in this epoch's shared-memory inbox.
