@@ -111,7 +111,15 @@ impl PmiClient {
             finalized: false,
         };
         if let Some(id) = pmi_id {
-            client.send(&PmiMessage::new("initack").with("pmiid", id))?;
+            let mut initack = PmiMessage::new("initack").with("pmiid", id);
+            // oxmpi's mpiexec accepts a TCP connection only with the job's
+            // secret; other servers (Hydra) do not set it.
+            if let Ok(secret) = std::env::var("OXMPI_JOB_SECRET") {
+                if !secret.is_empty() {
+                    initack.push("secret", secret);
+                }
+            }
+            client.send(&initack)?;
             client.expect("initack")?;
             for _ in 0..3 {
                 let set = client.expect("set")?;
