@@ -491,6 +491,50 @@ static void test_doubles(int count) {
     free(out);
 }
 
+/* The large-count (_c) entry points: MPI_Count counts, MPI_Aint
+ * displacements. */
+static void test_large_count_forms(void) {
+    enum { K = 3 };
+    MPI_Count *counts = malloc(sizeof(MPI_Count) * size);
+    MPI_Aint *displs = malloc(sizeof(MPI_Aint) * size), *bdispls = malloc(sizeof(MPI_Aint) * size);
+    MPI_Datatype *types = malloc(sizeof(MPI_Datatype) * size);
+    int *in = malloc(sizeof(int) * K * size), *out = malloc(sizeof(int) * K * size), b[K];
+    for (int r = 0; r < size; r++) {
+        counts[r] = K;
+        displs[r] = (MPI_Aint)r * K;
+        bdispls[r] = (MPI_Aint)(r * K * sizeof(int));
+        types[r] = MPI_INT;
+        for (int i = 0; i < K; i++) in[r * K + i] = rank * 100 + r * 10 + i;
+    }
+    for (int i = 0; i < K; i++) b[i] = rank == 0 ? 70 + i : -1;
+    CHECK(MPI_Bcast_c(b, K, MPI_INT, 0, MPI_COMM_WORLD) == MPI_SUCCESS && b[2] == 72, "bcast_c");
+    CHECK(MPI_Allgatherv_c(in, K, MPI_INT, out, counts, displs, MPI_INT, MPI_COMM_WORLD) == MPI_SUCCESS,
+          "allgatherv_c");
+    for (int r = 0; r < size; r++) CHECK(out[r * K + 1] == r * 100 + 1, "allgatherv_c [%d] = %d", r, out[r * K + 1]);
+    CHECK(MPI_Gatherv_c(in, K, MPI_INT, out, counts, displs, MPI_INT, 0, MPI_COMM_WORLD) == MPI_SUCCESS, "gatherv_c");
+    if (rank == 0)
+        for (int r = 0; r < size; r++) CHECK(out[r * K + 2] == r * 100 + 2, "gatherv_c [%d]", r);
+    CHECK(MPI_Scatterv_c(in, counts, displs, MPI_INT, b, K, MPI_INT, 0, MPI_COMM_WORLD) == MPI_SUCCESS &&
+              b[1] == rank * 10 + 1,
+          "scatterv_c %d", b[1]);
+    CHECK(MPI_Alltoallv_c(in, counts, displs, MPI_INT, out, counts, displs, MPI_INT, MPI_COMM_WORLD) == MPI_SUCCESS,
+          "alltoallv_c");
+    for (int r = 0; r < size; r++) CHECK(out[r * K] == r * 100 + rank * 10, "alltoallv_c [%d]", r);
+    CHECK(MPI_Alltoallw_c(in, counts, bdispls, types, out, counts, bdispls, types, MPI_COMM_WORLD) == MPI_SUCCESS,
+          "alltoallw_c");
+    for (int r = 0; r < size; r++) CHECK(out[r * K + 2] == r * 100 + rank * 10 + 2, "alltoallw_c [%d]", r);
+    CHECK(MPI_Reduce_scatter_c(in, b, counts, MPI_INT, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS, "reduce_scatter_c");
+    CHECK(b[0] == 100 * size * (size - 1) / 2 + size * rank * 10, "reduce_scatter_c = %d", b[0]);
+    MPI_Request r[2];
+    int e[K];
+    MPI_Ireduce_scatter_block_c(in, b, K, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &r[0]);
+    MPI_Iexscan_c(in, e, K, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r[1]);
+    MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+    CHECK(b[1] == (size - 1) * 100 + rank * 10 + 1, "ireduce_scatter_block_c = %d", b[1]);
+    if (rank > 0) CHECK(e[2] == 100 * rank * (rank - 1) / 2 + rank * 2, "iexscan_c = %d", e[2]);
+    free(counts), free(displs), free(bdispls), free(types), free(in), free(out);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -516,6 +560,7 @@ int main(int argc, char **argv) {
 
     int dcounts[] = {1, 100, 10000};
     for (int c = 0; c < 3; c++) test_doubles(dcounts[c]);
+    test_large_count_forms();
 
     MPI_Type_free(&types[1].type);
     MPI_Type_free(&types[2].type);

@@ -74,6 +74,11 @@ pub unsafe fn finalize() -> MpiResult {
     rt.drop_world_comms();
     rt.world = WorldModel::Finalized;
     rt.release_instance();
+    let epoch_ended = rt.instance.is_none();
+    drop(rt);
+    if epoch_ended {
+        crate::core::collective::executor::quiesce();
+    }
     Ok(())
 }
 

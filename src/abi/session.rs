@@ -95,7 +95,13 @@ pub unsafe fn finalize(session: *mut MPI_Session) -> MpiResult {
         .ok_or_else(|| invalid(*session))?;
     let _ = rt.errhandlers.release(s.errhandler);
     rt.release_instance();
+    let epoch_ended = rt.instance.is_none();
+    drop(rt);
     *session = MPI_SESSION_NULL;
+    if epoch_ended {
+        // The nonblocking-collective worker thread belongs to the epoch.
+        crate::core::collective::executor::quiesce();
+    }
     Ok(())
 }
 
