@@ -18,9 +18,18 @@ record() { # name status(0 pass, 77 skip, else fail)
     esac
 }
 
+mkdir -p build
 echo "== Rust unit tests"
 cargo test --release --quiet 2>&1 | tail -n 30
 record "rust-unit-tests" "${PIPESTATUS[0]}"
+
+echo "== cargo fmt --check, cargo clippy -D warnings"
+cargo fmt --check > build/fmt.log 2>&1
+record "rustfmt" "$?"
+cargo clippy --release --all-targets --quiet -- -D warnings > build/clippy.log 2>&1
+status=$?
+[ "$status" = 0 ] || tail -n 40 build/clippy.log
+record "clippy" "$status"
 
 echo "== include/mpi.h is current"
 if git rev-parse --git-dir >/dev/null 2>&1 && git ls-files --error-unmatch include/mpi.h >/dev/null 2>&1; then

@@ -156,10 +156,7 @@ pub unsafe fn set_attr(comm: MPI_Comm, keyval: c_int, value: *mut c_void) -> Mpi
             .get_mut(comm)?
             .attributes
             .set(keyval, value as usize);
-        match old {
-            Some(old) => Some(rt.keyvals.delete_call(keyval, old)),
-            None => None,
-        }
+        old.map(|old| rt.keyvals.delete_call(keyval, old))
     };
     runtime::lock().keyvals.attach(keyval);
     match replaced {

@@ -158,7 +158,6 @@ pub unsafe extern "C" fn MPIR_Dup_fn(
 mod tests {
     use super::*;
     use crate::abi::constants::MPI_COMM_WORLD;
-    use std::mem::size_of_val;
 
     #[test]
     fn dup_fn_copies_the_value_and_sets_flag() {
@@ -212,15 +211,26 @@ mod tests {
         assert!(val_out.is_null());
     }
 
+    /// The size of what a pointer points to, without reading it.
+    fn size_of_pointee<T>(_: *const T) -> usize {
+        std::mem::size_of::<T>()
+    }
+
     #[test]
     fn data_symbols_have_mpich_sizes_and_targets() {
         // SAFETY: only the addresses and sizes are read; no test writes these statics.
         unsafe {
-            assert_eq!(size_of_val(&MPI_UNWEIGHTED), 8);
-            assert_eq!(size_of_val(&MPI_T_PVAR_ALL_HANDLES), 8);
-            assert_eq!(size_of_val(&MPIR_F08_MPI_STATUS_IGNORE_OBJ), 20);
-            assert_eq!(size_of_val(&MPIR_F08_MPI_STATUSES_IGNORE_OBJ), 20);
-            assert_eq!(size_of_val(&MPIR_F08_MPI_IN_PLACE), 4);
+            assert_eq!(size_of_pointee(&raw const MPI_UNWEIGHTED), 8);
+            assert_eq!(size_of_pointee(&raw const MPI_T_PVAR_ALL_HANDLES), 8);
+            assert_eq!(
+                size_of_pointee(&raw const MPIR_F08_MPI_STATUS_IGNORE_OBJ),
+                20
+            );
+            assert_eq!(
+                size_of_pointee(&raw const MPIR_F08_MPI_STATUSES_IGNORE_OBJ),
+                20
+            );
+            assert_eq!(size_of_pointee(&raw const MPIR_F08_MPI_IN_PLACE), 4);
             assert!(is_unweighted(MPI_UNWEIGHTED));
             assert!(is_weights_empty(MPI_WEIGHTS_EMPTY));
             assert!(!is_unweighted(MPI_WEIGHTS_EMPTY));
