@@ -12,7 +12,8 @@
 //!
 //! `MPI_IN_PLACE` (the address -1) is accepted where MPI 4.1 allows it and
 //! is `MPI_ERR_BUFFER` elsewhere. The reductions are in
-//! [`super::reduction`].
+//! [`super::reduction`]; the blocking calls on an intercommunicator go to
+//! [`super::collective_inter`].
 
 use std::future::Future;
 use std::os::raw::{c_int, c_void};
@@ -155,7 +156,7 @@ pub(crate) enum Displs {
 impl Displs {
     /// # Safety
     /// The array must be NULL or hold `n` entries.
-    unsafe fn read(self, n: usize, name: &str) -> MpiResult<Vec<isize>> {
+    pub(crate) unsafe fn read(self, n: usize, name: &str) -> MpiResult<Vec<isize>> {
         Ok(match self {
             Displs::Int(p) => unsafe { array(p, n, name) }?
                 .iter()
@@ -173,7 +174,7 @@ impl Displs {
 ///
 /// # Safety
 /// Each must be valid memory for its elements (MPI's contract).
-unsafe fn buffers_at(
+pub(crate) unsafe fn buffers_at(
     base: *const c_void,
     counts: &[usize],
     displs: &[isize],
@@ -211,6 +212,28 @@ macro_rules! blocking_and_nonblocking {
             Ok(())
         }
     };
+    // A collective intercommunicators have too: the blocking form of an
+    // intercommunicator's call goes to the builder of the same name in
+    // `collective_inter` (the nonblocking forms are intracommunicator-only).
+    ($blocking:ident, $nonblocking:ident ($($arg:ident: $ty:ty),*)
+        => inter($comm:ident) $build:ident($($barg:expr),* $(,)?)) => {
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe fn $blocking($($arg: $ty),*) -> MpiResult {
+            if crate::abi::collective_inter::is_inter($comm)? {
+                return crate::core::collective::executor::block(
+                    unsafe { crate::abi::collective_inter::$build($($barg),*) }?,
+                );
+            }
+            crate::core::collective::executor::block(unsafe { $build($($barg),*) }?)
+        }
+
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe fn $nonblocking($($arg: $ty,)* request: *mut MPI_Request) -> MpiResult {
+            let request = unsafe { crate::abi::args::out(request, "request") }?;
+            *request = crate::core::collective::executor::start(unsafe { $build($($barg),*) }?)?;
+            Ok(())
+        }
+    };
 }
 pub(crate) use blocking_and_nonblocking;
 
@@ -243,14 +266,14 @@ unsafe fn bcast_op(
 blocking_and_nonblocking!(
     bcast, ibcast(
         buffer: *mut c_void, count: c_int, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm
-    ) => bcast_op(
+    ) => inter(comm) bcast_op(
         buffer, count as i64, datatype, root, comm
     )
 );
 blocking_and_nonblocking!(
     bcast_c, ibcast_c(
         buffer: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm
-    ) => bcast_op(
+    ) => inter(comm) bcast_op(
         buffer, count, datatype, root, comm
     )
 );
@@ -293,7 +316,7 @@ blocking_and_nonblocking!(
     gather, igather(
         sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void,
         recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm
-    ) => gather_op(
+    ) => inter(comm) gather_op(
         sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, root, comm
     )
 );
@@ -301,7 +324,7 @@ blocking_and_nonblocking!(
     gather_c, igather_c(
         sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void,
         recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm
-    ) => gather_op(
+    ) => inter(comm) gather_op(
         sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm
     )
 );
@@ -346,7 +369,7 @@ blocking_and_nonblocking!(
         sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void,
         recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int,
         comm: MPI_Comm
-    ) => gatherv_op(
+    ) => inter(comm) gatherv_op(
         sendbuf, sendcount as i64, sendtype, recvbuf, Counts::Int(recvcounts), Displs::Int(displs),
         recvtype, root, comm
     )
@@ -356,7 +379,7 @@ blocking_and_nonblocking!(
         sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void,
         recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, root: c_int,
         comm: MPI_Comm
-    ) => gatherv_op(
+    ) => inter(comm) gatherv_op(
         sendbuf, sendcount, sendtype, recvbuf, Counts::Large(recvcounts), Displs::Aint(displs),
         recvtype, root, comm
     )
@@ -400,7 +423,7 @@ blocking_and_nonblocking!(
     scatter, iscatter(
         sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void,
         recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm
-    ) => scatter_op(
+    ) => inter(comm) scatter_op(
         sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, root, comm
     )
 );
@@ -408,7 +431,7 @@ blocking_and_nonblocking!(
     scatter_c, iscatter_c(
         sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void,
         recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm
-    ) => scatter_op(
+    ) => inter(comm) scatter_op(
         sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm
     )
 );
@@ -453,7 +476,7 @@ blocking_and_nonblocking!(
         sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int,
         sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype,
         root: c_int, comm: MPI_Comm
-    ) => scatterv_op(
+    ) => inter(comm) scatterv_op(
         sendbuf, Counts::Int(sendcounts), Displs::Int(displs), sendtype, recvbuf, recvcount as i64,
         recvtype, root, comm
     )
@@ -463,7 +486,7 @@ blocking_and_nonblocking!(
         sendbuf: *const c_void, sendcounts: *const MPI_Count, displs: *const MPI_Aint,
         sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype,
         root: c_int, comm: MPI_Comm
-    ) => scatterv_op(
+    ) => inter(comm) scatterv_op(
         sendbuf, Counts::Large(sendcounts), Displs::Aint(displs), sendtype, recvbuf, recvcount,
         recvtype, root, comm
     )
@@ -525,7 +548,7 @@ blocking_and_nonblocking!(
     allgather, iallgather(
         sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void,
         recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm
-    ) => allgather_op(
+    ) => inter(comm) allgather_op(
         sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, comm
     )
 );
@@ -533,7 +556,7 @@ blocking_and_nonblocking!(
     allgather_c, iallgather_c(
         sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void,
         recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm
-    ) => allgather_op(
+    ) => inter(comm) allgather_op(
         sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm
     )
 );
@@ -564,7 +587,7 @@ blocking_and_nonblocking!(
     allgatherv, iallgatherv(
         sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void,
         recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm
-    ) => allgatherv_op(
+    ) => inter(comm) allgatherv_op(
         sendbuf, sendcount as i64, sendtype, recvbuf, Counts::Int(recvcounts), Displs::Int(displs),
         recvtype, comm
     )
@@ -574,7 +597,7 @@ blocking_and_nonblocking!(
         sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void,
         recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype,
         comm: MPI_Comm
-    ) => allgatherv_op(
+    ) => inter(comm) allgatherv_op(
         sendbuf, sendcount, sendtype, recvbuf, Counts::Large(recvcounts), Displs::Aint(displs),
         recvtype, comm
     )
@@ -605,7 +628,7 @@ blocking_and_nonblocking!(
     alltoall, ialltoall(
         sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void,
         recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm
-    ) => alltoall_op(
+    ) => inter(comm) alltoall_op(
         sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, comm
     )
 );
@@ -613,7 +636,7 @@ blocking_and_nonblocking!(
     alltoall_c, ialltoall_c(
         sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void,
         recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm
-    ) => alltoall_op(
+    ) => inter(comm) alltoall_op(
         sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm
     )
 );
@@ -651,15 +674,15 @@ impl Types {
 }
 
 /// One side of an alltoallv/w call.
-struct Side {
-    buf: *const c_void,
+pub(crate) struct Side {
+    pub(crate) buf: *const c_void,
     counts: Counts,
     displs: Displs,
     types: Types,
 }
 
 impl Side {
-    unsafe fn buffers(&self, p: usize, prefix: &str) -> MpiResult<Vec<UserBuffer>> {
+    pub(crate) unsafe fn buffers(&self, p: usize, prefix: &str) -> MpiResult<Vec<UserBuffer>> {
         let (types, unit) = unsafe { self.types.read(p, &format!("{prefix}types")) }?;
         let counts = unsafe { self.counts.read(p, &format!("{prefix}counts")) }?;
         let displs = unsafe { self.displs.read(p, &format!("{prefix}displs")) }?;
@@ -704,7 +727,7 @@ blocking_and_nonblocking!(
         sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int,
         sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int,
         rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm
-    ) => alltoallw_op(
+    ) => inter(comm) alltoallw_op(
         Side {
             buf: sendbuf,
             counts: Counts::Int(sendcounts),
@@ -725,7 +748,7 @@ blocking_and_nonblocking!(
         sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint,
         sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count,
         rdispls: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm
-    ) => alltoallw_op(
+    ) => inter(comm) alltoallw_op(
         Side {
             buf: sendbuf,
             counts: Counts::Large(sendcounts),
@@ -746,7 +769,7 @@ blocking_and_nonblocking!(
         sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int,
         sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int,
         rdispls: *const c_int, recvtypes: *const MPI_Datatype, comm: MPI_Comm
-    ) => alltoallw_op(
+    ) => inter(comm) alltoallw_op(
         Side {
             buf: sendbuf,
             counts: Counts::Int(sendcounts),
@@ -767,7 +790,7 @@ blocking_and_nonblocking!(
         sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint,
         sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count,
         rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm
-    ) => alltoallw_op(
+    ) => inter(comm) alltoallw_op(
         Side {
             buf: sendbuf,
             counts: Counts::Large(sendcounts),

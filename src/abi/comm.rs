@@ -114,6 +114,9 @@ pub unsafe fn compare(comm1: MPI_Comm, comm2: MPI_Comm, result: *mut c_int) -> M
 }
 
 pub unsafe fn barrier(comm: MPI_Comm) -> MpiResult {
+    if crate::abi::collective_inter::is_inter(comm)? {
+        return crate::abi::collective_inter::barrier(comm);
+    }
     let ch = crate::core::collective::channel::Channel::lookup(comm)?;
     crate::core::collective::algorithms::barrier(&ch)
 }

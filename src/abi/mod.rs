@@ -12,6 +12,7 @@ pub mod attributes;
 pub mod boundary;
 pub mod callbacks;
 pub mod collective;
+pub mod collective_inter;
 pub mod comm;
 pub mod completion;
 pub mod constants;

@@ -86,7 +86,7 @@ blocking_and_nonblocking!(
     reduce, ireduce(
         sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype,
         op: MPI_Op, root: c_int, comm: MPI_Comm
-    ) => reduce_op(
+    ) => inter(comm) reduce_op(
         sendbuf, recvbuf, count as i64, datatype, op, root, comm
     )
 );
@@ -94,7 +94,7 @@ blocking_and_nonblocking!(
     reduce_c, ireduce_c(
         sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype,
         op: MPI_Op, root: c_int, comm: MPI_Comm
-    ) => reduce_op(
+    ) => inter(comm) reduce_op(
         sendbuf, recvbuf, count, datatype, op, root, comm
     )
 );
@@ -123,7 +123,7 @@ blocking_and_nonblocking!(
     allreduce, iallreduce(
         sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype,
         op: MPI_Op, comm: MPI_Comm
-    ) => allreduce_op(
+    ) => inter(comm) allreduce_op(
         sendbuf, recvbuf, count as i64, datatype, op, comm
     )
 );
@@ -131,14 +131,14 @@ blocking_and_nonblocking!(
     allreduce_c, iallreduce_c(
         sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype,
         op: MPI_Op, comm: MPI_Comm
-    ) => allreduce_op(
+    ) => inter(comm) allreduce_op(
         sendbuf, recvbuf, count, datatype, op, comm
     )
 );
 
 /// Per-member counts: an array, or one count for everyone (`_block`).
 #[derive(Clone, Copy)]
-enum ScatterCounts {
+pub(crate) enum ScatterCounts {
     Each(Counts),
     Block(i64),
 }
@@ -184,7 +184,7 @@ blocking_and_nonblocking!(
     reduce_scatter, ireduce_scatter(
         sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int,
         datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm
-    ) => reduce_scatter_op(
+    ) => inter(comm) reduce_scatter_op(
         sendbuf, recvbuf, ScatterCounts::Each(Counts::Int(recvcounts)), datatype, op, comm
     )
 );
@@ -192,7 +192,7 @@ blocking_and_nonblocking!(
     reduce_scatter_c, ireduce_scatter_c(
         sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const MPI_Count,
         datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm
-    ) => reduce_scatter_op(
+    ) => inter(comm) reduce_scatter_op(
         sendbuf, recvbuf, ScatterCounts::Each(Counts::Large(recvcounts)), datatype, op, comm
     )
 );
@@ -200,7 +200,7 @@ blocking_and_nonblocking!(
     reduce_scatter_block, ireduce_scatter_block(
         sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype,
         op: MPI_Op, comm: MPI_Comm
-    ) => reduce_scatter_op(
+    ) => inter(comm) reduce_scatter_op(
         sendbuf, recvbuf, ScatterCounts::Block(recvcount as i64), datatype, op, comm
     )
 );
@@ -208,7 +208,7 @@ blocking_and_nonblocking!(
     reduce_scatter_block_c, ireduce_scatter_block_c(
         sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: MPI_Count, datatype: MPI_Datatype,
         op: MPI_Op, comm: MPI_Comm
-    ) => reduce_scatter_op(
+    ) => inter(comm) reduce_scatter_op(
         sendbuf, recvbuf, ScatterCounts::Block(recvcount), datatype, op, comm
     )
 );

@@ -53,15 +53,18 @@ impl Call {
     }
 
     /// The channel of an intracommunicator handle (`MPI_ERR_COMM` if
-    /// invalid); no sequence number is taken yet. Collectives on
-    /// intercommunicators are not implemented.
+    /// invalid); no sequence number is taken yet. The blocking collectives
+    /// of an intercommunicator run in [`super::inter`]; the rest (the
+    /// nonblocking ones, and scans, which MPI defines on
+    /// intracommunicators only) are refused here.
     pub fn channel(comm: MPI_Comm) -> MpiResult<Channel> {
         let rt = runtime::lock();
         let c = rt.comms.get(comm)?;
         if c.is_inter() {
             return Err(MpiError::new(
                 MPI_ERR_UNSUPPORTED_OPERATION,
-                "collective operations on intercommunicators are not implemented in oxmpi yet",
+                "this collective is not available on intercommunicators in oxmpi \
+                 (nonblocking collectives on intercommunicators are not implemented yet)",
             ));
         }
         Ok(Channel::of(c))

@@ -15,6 +15,7 @@ pub mod call;
 pub mod channel;
 pub mod executor;
 pub mod gather;
+pub mod inter;
 pub mod layout;
 pub mod reduce;
 pub mod scan;

@@ -1,0 +1,394 @@
+//! Blocking collectives on intercommunicators through the C ABI: the
+//! argument checks (by role: a rooted call's root passes `MPI_ROOT`, the
+//! rest of its group `MPI_PROC_NULL`, the other group the root's rank in
+//! the remote group; counts of the `v`/`w` forms and receive buffers are
+//! per member of the remote group), then the algorithm of
+//! `core::collective::inter`. `MPI_IN_PLACE` is not valid on an
+//! intercommunicator (MPI 4.1 allows it on intracommunicators only), so
+//! every buffer check rejects it. The entry points of
+//! [`super::collective`] and [`super::reduction`] come here when the
+//! communicator is an intercommunicator; the nonblocking forms do not
+//! (they stay `MPI_ERR_UNSUPPORTED_OPERATION` there).
+use std::future::Future;
+use std::os::raw::{c_int, c_void};
+
+use crate::abi::collective::{
+    buffers_at, check_not_aliased, times, typed, user_buffer, Counts, Displs, Side,
+};
+use crate::abi::constants::*;
+use crate::abi::reduction::ScatterCounts;
+use crate::abi::types::*;
+use crate::core::collective::inter::{exchange, rooted, Inter, InterChannels, Role};
+use crate::core::datatype;
+use crate::core::error::{MpiError, MpiResult};
+use crate::core::op::Reduction;
+use crate::core::p2p::user_buffer::UserBuffer;
+
+/// Whether `comm` is an intercommunicator (`MPI_ERR_COMM` if invalid).
+pub(crate) fn is_inter(comm: MPI_Comm) -> MpiResult<bool> {
+    Ok(InterChannels::lookup(comm)?.is_some())
+}
+
+fn channels(comm: MPI_Comm) -> MpiResult<InterChannels> {
+    InterChannels::lookup(comm)?.ok_or_else(|| {
+        MpiError::new(
+            MPI_ERR_COMM,
+            "an intercommunicator collective on an intracommunicator",
+        )
+    })
+}
+
+/// The caller's part from the `root` argument.
+fn role_of(root: c_int, remote_size: usize) -> MpiResult<Role> {
+    match root {
+        MPI_ROOT => Ok(Role::Root),
+        MPI_PROC_NULL => Ok(Role::Idle),
+        r if r >= 0 && (r as usize) < remote_size => Ok(Role::Leaf(r as usize)),
+        r => Err(MpiError::new(
+            MPI_ERR_ROOT,
+            format!(
+                "root {r} on an intercommunicator is neither MPI_ROOT, MPI_PROC_NULL nor a rank \
+                 of the remote group (size {remote_size})"
+            ),
+        )),
+    }
+}
+
+/// `MPI_Barrier` on an intercommunicator.
+pub(crate) fn barrier(comm: MPI_Comm) -> MpiResult {
+    let chs = channels(comm)?;
+    crate::core::collective::executor::block(exchange::barrier(Inter::start(chs)))
+}
+
+pub(crate) unsafe fn bcast_op(
+    buffer: *mut c_void,
+    n: i64,
+    datatype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+    let chs = channels(comm)?;
+    let role = role_of(root, chs.remote_size())?;
+    let (n, dt) = typed(n, "count", datatype)?;
+    let buf = if role == Role::Idle {
+        unsafe { user_buffer(buffer, 0, &dt, "buffer") }?
+    } else {
+        unsafe { user_buffer(buffer, n, &dt, "buffer") }?
+    };
+    Ok(rooted::bcast(Inter::start(chs), buf, role))
+}
+
+/// A buffer argument with its count, datatype and name prefix.
+type Raw = (*const c_void, i64, MPI_Datatype, &'static str);
+
+/// The root's buffer (`q` blocks of `count`) and the other group's (one
+/// block), by role; `None` where not significant.
+unsafe fn rooted_buffers(
+    at_root: Raw,
+    at_leaf: Raw,
+    role: Role,
+    q: usize,
+) -> MpiResult<(Option<UserBuffer>, Option<UserBuffer>)> {
+    let side = |(buf, n, dt, prefix): Raw, copies: usize| -> MpiResult<Option<UserBuffer>> {
+        let (n, dt) = typed(n, &format!("{prefix}count"), dt)?;
+        let n = times(n, copies, &format!("{prefix}count"))?;
+        // SAFETY: the MPI contract for collective buffers.
+        unsafe { user_buffer(buf, n, &dt, &format!("{prefix}buf")) }.map(Some)
+    };
+    Ok(match role {
+        Role::Idle => (None, None),
+        Role::Root => (side(at_root, q)?, None),
+        Role::Leaf(_) => (None, side(at_leaf, 1)?),
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn gather_op(
+    sendbuf: *const c_void,
+    sendcount: i64,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: i64,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+    let chs = channels(comm)?;
+    let role = role_of(root, chs.remote_size())?;
+    let (at_root, at_leaf) = unsafe {
+        rooted_buffers(
+            (recvbuf, recvcount, recvtype, "recv"),
+            (sendbuf, sendcount, sendtype, "send"),
+            role,
+            chs.remote_size(),
+        )
+    }?;
+    Ok(rooted::gather(Inter::start(chs), at_leaf, at_root, role))
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn scatter_op(
+    sendbuf: *const c_void,
+    sendcount: i64,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: i64,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+    let chs = channels(comm)?;
+    let role = role_of(root, chs.remote_size())?;
+    let (at_root, at_leaf) = unsafe {
+        rooted_buffers(
+            (sendbuf, sendcount, sendtype, "send"),
+            (recvbuf, recvcount, recvtype, "recv"),
+            role,
+            chs.remote_size(),
+        )
+    }?;
+    Ok(rooted::scatter(Inter::start(chs), at_root, at_leaf, role))
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn gatherv_op(
+    sendbuf: *const c_void,
+    sendcount: i64,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: Counts,
+    displs: Displs,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+    let chs = channels(comm)?;
+    let q = chs.remote_size();
+    let role = role_of(root, q)?;
+    let mut recvs = Vec::new();
+    let mut send = None;
+    match role {
+        Role::Idle => {}
+        Role::Root => {
+            let dt = datatype::lookup_committed(recvtype)?;
+            let counts = unsafe { recvcounts.read(q, "recvcounts") }?;
+            let displs = unsafe { displs.read(q, "displs") }?;
+            recvs =
+                unsafe { buffers_at(recvbuf, &counts, &displs, dt.extent(), &[dt], "recvbuf") }?;
+        }
+        Role::Leaf(_) => {
+            let (n, dt) = typed(sendcount, "sendcount", sendtype)?;
+            send = Some(unsafe { user_buffer(sendbuf, n, &dt, "sendbuf") }?);
+        }
+    }
+    Ok(rooted::gatherv(Inter::start(chs), send, recvs, role))
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn scatterv_op(
+    sendbuf: *const c_void,
+    sendcounts: Counts,
+    displs: Displs,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: i64,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+    let chs = channels(comm)?;
+    let q = chs.remote_size();
+    let role = role_of(root, q)?;
+    let mut sends = Vec::new();
+    let mut recv = None;
+    match role {
+        Role::Idle => {}
+        Role::Root => {
+            let dt = datatype::lookup_committed(sendtype)?;
+            let counts = unsafe { sendcounts.read(q, "sendcounts") }?;
+            let displs = unsafe { displs.read(q, "displs") }?;
+            sends =
+                unsafe { buffers_at(sendbuf, &counts, &displs, dt.extent(), &[dt], "sendbuf") }?;
+        }
+        Role::Leaf(_) => {
+            let (n, dt) = typed(recvcount, "recvcount", recvtype)?;
+            recv = Some(unsafe { user_buffer(recvbuf, n, &dt, "recvbuf") }?);
+        }
+    }
+    Ok(rooted::scatterv(Inter::start(chs), sends, recv, role))
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn allgather_op(
+    sendbuf: *const c_void,
+    sendcount: i64,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: i64,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+    let chs = channels(comm)?;
+    let q = chs.remote_size();
+    let (n, dt) = typed(sendcount, "sendcount", sendtype)?;
+    let send = unsafe { user_buffer(sendbuf, n, &dt, "sendbuf") }?;
+    let (n, dt) = typed(recvcount, "recvcount", recvtype)?;
+    let recv = unsafe { user_buffer(recvbuf, times(n, q, "recvcount")?, &dt, "recvbuf") }?;
+    check_not_aliased(sendbuf, recvbuf, Some(&send))?;
+    Ok(exchange::allgather(Inter::start(chs), send, recv))
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn allgatherv_op(
+    sendbuf: *const c_void,
+    sendcount: i64,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: Counts,
+    displs: Displs,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+    let chs = channels(comm)?;
+    let q = chs.remote_size();
+    let (n, dt) = typed(sendcount, "sendcount", sendtype)?;
+    let send = unsafe { user_buffer(sendbuf, n, &dt, "sendbuf") }?;
+    let dt = datatype::lookup_committed(recvtype)?;
+    let counts = unsafe { recvcounts.read(q, "recvcounts") }?;
+    let displs = unsafe { displs.read(q, "displs") }?;
+    let recvs = unsafe { buffers_at(recvbuf, &counts, &displs, dt.extent(), &[dt], "recvbuf") }?;
+    check_not_aliased(sendbuf, recvbuf, Some(&send))?;
+    Ok(exchange::allgatherv(Inter::start(chs), send, recvs))
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn alltoall_op(
+    sendbuf: *const c_void,
+    sendcount: i64,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: i64,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+    let chs = channels(comm)?;
+    let q = chs.remote_size();
+    let (n, dt) = typed(sendcount, "sendcount", sendtype)?;
+    let send = unsafe { user_buffer(sendbuf, times(n, q, "sendcount")?, &dt, "sendbuf") }?;
+    let (n, dt) = typed(recvcount, "recvcount", recvtype)?;
+    let recv = unsafe { user_buffer(recvbuf, times(n, q, "recvcount")?, &dt, "recvbuf") }?;
+    check_not_aliased(sendbuf, recvbuf, Some(&send))?;
+    Ok(exchange::alltoall(Inter::start(chs), send, recv))
+}
+
+pub(crate) unsafe fn alltoallw_op(
+    send: Side,
+    recv: Side,
+    comm: MPI_Comm,
+) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+    let chs = channels(comm)?;
+    let q = chs.remote_size();
+    let sends = unsafe { send.buffers(q, "send") }?;
+    let recvs = unsafe { recv.buffers(q, "recv") }?;
+    let any_sent = sends.iter().find(|b| !b.is_empty());
+    check_not_aliased(send.buf, recv.buf, any_sent)?;
+    Ok(exchange::alltoallw(Inter::start(chs), sends, recvs))
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn reduce_op(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    n: i64,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    root: c_int,
+    comm: MPI_Comm,
+) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+    let chs = channels(comm)?;
+    let role = role_of(root, chs.remote_size())?;
+    let (n, dt) = typed(n, "count", datatype)?;
+    let red = Reduction::new(op, datatype, dt.clone())?;
+    let (contribution, result) = match role {
+        Role::Idle => (None, None),
+        Role::Root => (
+            None,
+            Some(unsafe { user_buffer(recvbuf, n, &dt, "recvbuf") }?),
+        ),
+        Role::Leaf(_) => (
+            Some(unsafe { user_buffer(sendbuf, n, &dt, "sendbuf") }?),
+            None,
+        ),
+    };
+    Ok(rooted::reduce(
+        Inter::start(chs),
+        contribution,
+        result,
+        red,
+        role,
+    ))
+}
+
+pub(crate) unsafe fn allreduce_op(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    n: i64,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+    let chs = channels(comm)?;
+    let (n, dt) = typed(n, "count", datatype)?;
+    let red = Reduction::new(op, datatype, dt.clone())?;
+    let contribution = unsafe { user_buffer(sendbuf, n, &dt, "sendbuf") }?;
+    let result = unsafe { user_buffer(recvbuf, n, &dt, "recvbuf") }?;
+    check_not_aliased(sendbuf, recvbuf, Some(&contribution))?;
+    Ok(exchange::allreduce(
+        Inter::start(chs),
+        contribution,
+        result,
+        red,
+    ))
+}
+
+/// `MPI_Reduce_scatter(_block)`: the counts are per member of the local
+/// group (which receives the other group's reduced vector); the vectors
+/// hold their sum.
+pub(crate) unsafe fn reduce_scatter_op(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    counts: ScatterCounts,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+    let chs = channels(comm)?;
+    let p = chs.local_size();
+    let (counts, dt) = match counts {
+        ScatterCounts::Each(c) => {
+            let dt = datatype::lookup_committed(datatype)?;
+            (unsafe { c.read(p, "recvcounts") }?, dt)
+        }
+        ScatterCounts::Block(n) => {
+            let (n, dt) = typed(n, "recvcount", datatype)?;
+            (vec![n; p], dt)
+        }
+    };
+    let total = counts
+        .iter()
+        .try_fold(0usize, |a, &c| a.checked_add(c))
+        .ok_or_else(|| {
+            MpiError::new(MPI_ERR_COUNT, "the counts add up to more than memory holds")
+        })?;
+    let red = Reduction::new(op, datatype, dt.clone())?;
+    let contribution = unsafe { user_buffer(sendbuf, total, &dt, "sendbuf") }?;
+    let result = unsafe { user_buffer(recvbuf, counts[chs.rank()], &dt, "recvbuf") }?;
+    check_not_aliased(sendbuf, recvbuf, Some(&contribution))?;
+    Ok(exchange::reduce_scatter(
+        Inter::start(chs),
+        contribution,
+        result,
+        counts,
+        red,
+    ))
+}

@@ -1,0 +1,140 @@
+//! Collectives on intercommunicators (MPI 4.1 §6.2.2): each group's data
+//! goes to the other group. A call uses two channels of the
+//! intercommunicator's reserved context ids, both with one tag taken from
+//! the sequence of `cid + 1` (every member of both groups makes every
+//! collective call, in the same order, so they agree on it):
+//!
+//! - `local`, on `cid + 2`: the local group, for the steps inside a group
+//!   (a reduction or gather towards the local leader, rank 0; a broadcast
+//!   or scatter from it);
+//! - `both`, on `cid + 1`: both groups, the one whose first member has the
+//!   lower job rank first, for the steps between the groups.
+//!
+//! Neither context carries the program's own messages (those use `cid`),
+//! and the sequence tags are below the fixed tag oxmpi's own agreements
+//! (`MPI_Intercomm_merge`) use on these contexts, so nothing else matches
+//! a collective's messages.
+pub mod exchange;
+pub mod rooted;
+
+use super::call::Call;
+use super::channel::Channel;
+use super::sequence;
+use crate::abi::types::MPI_Comm;
+use crate::core::error::MpiResult;
+use crate::core::runtime;
+
+/// The channels of an intercommunicator, before a call takes its tag.
+pub struct InterChannels {
+    local: Channel,
+    both: Channel,
+    remote_base: usize,
+    remote_size: usize,
+}
+
+impl InterChannels {
+    /// The channels of `comm` if it is an intercommunicator (`None` for an
+    /// intracommunicator; `MPI_ERR_COMM` for a bad handle).
+    pub fn lookup(comm: MPI_Comm) -> MpiResult<Option<InterChannels>> {
+        let rt = runtime::lock();
+        let c = rt.comms.get(comm)?;
+        let Some(remote) = c.remote.clone() else {
+            return Ok(None);
+        };
+        let local_first = c.members[0] < remote[0];
+        let members = if local_first {
+            c.members.iter().chain(remote.iter()).copied().collect()
+        } else {
+            remote.iter().chain(c.members.iter()).copied().collect()
+        };
+        let (local_base, remote_base) = if local_first {
+            (0, c.size())
+        } else {
+            (remote.len(), 0)
+        };
+        Ok(Some(InterChannels {
+            local: Channel {
+                members: c.members.clone(),
+                rank: c.rank,
+                context_id: c.context_id + 2,
+            },
+            both: Channel {
+                members,
+                rank: local_base + c.rank,
+                context_id: c.context_id + 1,
+            },
+            remote_base,
+            remote_size: remote.len(),
+        }))
+    }
+
+    pub fn local_size(&self) -> usize {
+        self.local.size()
+    }
+
+    pub fn rank(&self) -> usize {
+        self.local.rank
+    }
+
+    pub fn remote_size(&self) -> usize {
+        self.remote_size
+    }
+}
+
+/// One collective call on an intercommunicator.
+pub struct Inter {
+    /// The local group.
+    pub local: Call,
+    /// Both groups (see [`Inter::remote`] for the remote ranks in it).
+    pub both: Call,
+    remote_base: usize,
+    remote_size: usize,
+}
+
+impl Inter {
+    /// Starts a call with the next tag of the intercommunicator's sequence.
+    pub fn start(chs: InterChannels) -> Inter {
+        let tag = sequence::next_tag(chs.both.context_id);
+        Inter {
+            local: Call::with_tag(chs.local, tag),
+            both: Call::with_tag(chs.both, tag),
+            remote_base: chs.remote_base,
+            remote_size: chs.remote_size,
+        }
+    }
+
+    /// The rank in `both` of rank `r` of the remote group.
+    pub fn remote(&self, r: usize) -> usize {
+        self.remote_base + r
+    }
+
+    pub fn remote_size(&self) -> usize {
+        self.remote_size
+    }
+
+    /// This process's rank in the local group.
+    pub fn rank(&self) -> usize {
+        self.local.rank()
+    }
+
+    pub fn local_size(&self) -> usize {
+        self.local.size()
+    }
+
+    /// Whether this process is its group's leader (local rank 0), which
+    /// talks to the other group.
+    pub fn is_leader(&self) -> bool {
+        self.rank() == 0
+    }
+}
+
+/// A process's part in a rooted collective on an intercommunicator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// The root (`MPI_ROOT`).
+    Root,
+    /// The root's group, not the root (`MPI_PROC_NULL`): takes no part.
+    Idle,
+    /// The other group; the root is this rank of the remote group.
+    Leaf(usize),
+}
