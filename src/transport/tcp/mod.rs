@@ -4,11 +4,12 @@
 //! nonblocking and one epoll set reports which ones are ready.
 //!
 //! Wire format, per connection:
-//! 1. The connecting side sends a hello ([`handshake`]: magic `OXMPITCP`,
+//! 1. The connecting side sends a hello (`handshake`: magic `OXMPITCP`,
 //!    protocol version, sender and intended receiver ranks, epoch, hash of
 //!    the job id, job secret; 104 bytes). The accepting side checks it and
 //!    only then answers with its own hello, which the connecting side
-//!    checks in turn.
+//!    checks in turn. The secret travels unencrypted: it keeps strays and
+//!    other jobs out, not an eavesdropper on the network.
 //! 2. Then frames, both ways: a u32 length (little-endian, at most
 //!    [`MAX_FRAME`]) followed by that many bytes.
 //!
@@ -22,9 +23,13 @@
 //!   arrive in the order they were sent. When two processes connect to
 //!   each other at once, the connection made by the lower rank wins: the
 //!   lower rank refuses the other one's hello, and the higher rank drops
-//!   its own attempt when the lower rank's hello arrives. No frame is
-//!   written before the handshake is done both ways, so the connection
-//!   that loses carries none.
+//!   its own attempt when the lower rank's hello arrives. A side writes
+//!   frames only on a connection whose hello it accepted (the accepting
+//!   side) or whose answer it checked (the connecting side), so the
+//!   connection that loses carries none.
+//! - A hello of another epoch is refused and its sender retries with a
+//!   growing delay (at most 200 ms), so frames of a newer epoch wait in the
+//!   sender until the receiver has entered that epoch, never dropped.
 //! - Bounded memory: a peer's unsent bytes grow past [`SEND_BOUND`] by at
 //!   most one frame (then `try_send` refuses), and received bytes are
 //!   buffered only up to one frame beyond a read chunk. A large transfer
@@ -74,7 +79,10 @@ pub use handshake::SECRET_MAX;
 /// The largest frame one `try_send` carries.
 pub const MAX_FRAME: usize = 256 * 1024;
 /// Unsent bytes to one peer beyond which `try_send` refuses new frames.
-pub const SEND_BOUND: usize = 256 * 1024;
+/// Only the kernel's socket buffer drains while the process computes, so a
+/// larger bound would only let the bytes go cold in the cache before the
+/// kernel copies them.
+pub const SEND_BOUND: usize = 1024 * 1024;
 /// How long an accepted connection may take to send its hello.
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Accepted connections still owing their hello, at most.
@@ -123,6 +131,9 @@ pub struct TcpTransport {
     local_addr: SocketAddr,
     poller: Poller,
     events: Vec<libc::epoll_event>,
+    /// Entries of `events` filled by `wait` and not yet acted on (the next
+    /// `poll` uses them instead of asking epoll again).
+    waited: usize,
     peers: HashMap<ProcessId, Peer>,
     connections: ConnectionTable,
     /// Accepted connections in `Stage::AwaitingHello`.
@@ -154,6 +165,7 @@ impl TcpTransport {
             local_addr,
             poller,
             events: poller::event_buffer(EVENTS_PER_POLL),
+            waited: 0,
             peers: HashMap::new(),
             connections: ConnectionTable::default(),
             handshakes: 0,
@@ -222,7 +234,7 @@ impl TcpTransport {
     /// Sleeps until a socket is ready (something to read or accept, room
     /// for pending output, a connect finished) or `timeout` passes, capped
     /// at the next connection retry. Returns whether a socket is ready.
-    pub fn wait(&self, timeout: Duration) -> io::Result<bool> {
+    pub fn wait(&mut self, timeout: Duration) -> io::Result<bool> {
         let now = Instant::now();
         let next_retry = self
             .peers
@@ -233,14 +245,15 @@ impl TcpTransport {
             })
             .min();
         let timeout = next_retry.map_or(timeout, |r| r.min(timeout));
-        let mut one = [libc::epoll_event { events: 0, u64: 0 }];
-        Ok(self.poller.wait(&mut one, timeout)? > 0)
+        self.waited = self.poller.wait(&mut self.events, timeout)?;
+        Ok(self.waited > 0)
     }
 
     /// Starts `epoch` on the same listener (`MPIR_CVAR_FINALIZE_ATEXIT`):
     /// every connection of the previous epoch is closed and peers are
     /// found again through their cards.
     pub fn renew(&mut self, epoch: u64) {
+        self.waited = 0;
         self.connections.clear();
         self.peers.clear();
         self.handshakes = 0;
@@ -297,12 +310,15 @@ impl Transport for TcpTransport {
     }
 
     fn poll(&mut self, deliver: &mut dyn FnMut(ProcessId, &[u8])) -> usize {
-        let ready = match self.poller.wait(&mut self.events, Duration::ZERO) {
-            Ok(n) => n,
-            Err(e) => {
-                log::debug!("tcp {}: epoll_wait: {e}", self.me);
-                0
-            }
+        let ready = match std::mem::take(&mut self.waited) {
+            0 => match self.poller.wait(&mut self.events, Duration::ZERO) {
+                Ok(n) => n,
+                Err(e) => {
+                    log::debug!("tcp {}: epoll_wait: {e}", self.me);
+                    0
+                }
+            },
+            waited => waited,
         };
         let mut delivered = 0;
         for i in 0..ready {
