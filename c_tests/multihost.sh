@@ -17,7 +17,7 @@
 # leave no process behind; a wrong job secret is refused; a stray
 # connection to the PMI port disturbs nothing.
 #
-# Optional (MULTIHOST_P2P=1): point-to-point and sessions tests across the
+# Unless MULTIHOST_P2P=0: point-to-point and sessions tests across the
 # two hosts (needs the TCP transport), each host given its own
 # OXMPI_HOSTNAME with `-hostname-env OXMPI_HOSTNAME`.
 #
@@ -432,7 +432,7 @@ usage_case "-pmi-addr not of this host" "^mpiexec: cannot listen for PMI connect
     -launcher-exec "ip netns exec" -pmi-addr 192.0.2.254 -hosts "$NS1" echo started
 
 # ---------------------------------------------------------------- optional: MPI across hosts
-if [ "${MULTIHOST_P2P:-0}" = 1 ]; then
+if [ "${MULTIHOST_P2P:-1}" = 1 ]; then
     for t in p2p_basic sessions_basic; do
         begin "$t across two hosts (-hostname-env OXMPI_HOSTNAME)"
         if "$PREFIX/bin/mpicc" -O1 -I "$ROOT/c_tests" -o "$BIN/$t" "$ROOT/c_tests/$t.c" 2>"$WORK/cc.err"; then
@@ -446,7 +446,7 @@ if [ "${MULTIHOST_P2P:-0}" = 1 ]; then
         finish
     done
 else
-    echo "notice: MPI point-to-point across hosts not tested (set MULTIHOST_P2P=1)"
+    echo "notice: MPI point-to-point across hosts not tested (MULTIHOST_P2P=0)"
 fi
 
 if [ "$failures" -eq 0 ]; then

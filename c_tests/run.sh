@@ -7,7 +7,10 @@
 # as is (same rule; exit 77 means skipped).
 # Environment: OXMPI_PREFIX (the install to test, default build/stage),
 # MPIEXEC (launcher, default $OXMPI_PREFIX/bin/mpiexec), OXMPI_TEST_TIMEOUT
-# (seconds per test, default 120), TESTS (only these names).
+# (seconds per test, default 120), TESTS (only these names),
+# OXMPI_TEST_EXTRA_ENV (VAR=value words added to every C test's
+# environment, e.g. OXMPI_TRANSPORT=tcp for the TCP pass; a test's own
+# settings win), OXMPI_TEST_SKIP_SCRIPTS=1 (run only the C tests).
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -27,6 +30,12 @@ while read -r line; do
     ranks=${words[1]:-1}
     envs=()
     args=()
+    if [[ "$name" == *.sh ]] && [ "${OXMPI_TEST_SKIP_SCRIPTS:-0}" = 1 ]; then
+        continue
+    fi
+    if [[ "$name" != *.sh ]]; then
+        for w in ${OXMPI_TEST_EXTRA_ENV:-}; do envs+=("$w"); done
+    fi
     in_args=0
     for w in "${words[@]:2}"; do
         if [ "$in_args" = 1 ]; then args+=("$w")

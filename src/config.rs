@@ -20,6 +20,36 @@ pub struct Config {
     /// `mpiexec -initial-errhandler`): the handler for errors outside any
     /// object while the world model is not active.
     pub initial_errhandler: i32,
+    /// `OXMPI_TRANSPORT`: `auto` (default: shm on a node, tcp between
+    /// nodes), `tcp` (everywhere) or `shm` (refuse jobs that span nodes).
+    pub transport: TransportChoice,
+    /// `OXMPI_IFACE`: the interface (or address) the TCP transport listens
+    /// on; default: the first interface that is up and not loopback.
+    pub iface: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransportChoice {
+    Auto,
+    Tcp,
+    Shm,
+}
+
+fn transport_choice() -> TransportChoice {
+    match std::env::var("OXMPI_TRANSPORT")
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase()
+        .as_str()
+    {
+        "" | "auto" => TransportChoice::Auto,
+        "tcp" => TransportChoice::Tcp,
+        "shm" => TransportChoice::Shm,
+        other => {
+            eprintln!("oxmpi: ignoring OXMPI_TRANSPORT={other}: expected auto, tcp or shm");
+            TransportChoice::Auto
+        }
+    }
 }
 
 fn flag(name: &str) -> Option<bool> {
@@ -68,6 +98,8 @@ impl Config {
                 .filter(|h| !h.is_empty()),
             shm_single_copy: flag("OXMPI_SHM_SINGLE_COPY").unwrap_or(true),
             initial_errhandler: initial_errhandler(),
+            transport: transport_choice(),
+            iface: std::env::var("OXMPI_IFACE").ok().filter(|v| !v.is_empty()),
         }
     }
 }

@@ -60,9 +60,21 @@ done < <(grep -E '^(PASS|FAIL|SKIP) ' build/c_tests.log)
 if [ "$c_status" -ne 0 ] && [ "$failed" -eq 0 ]; then
     failed=$((failed + 1)); failures+=("c_tests/run.sh")
 fi
+
+echo "== C tests again over TCP only (OXMPI_TRANSPORT=tcp)"
+OXMPI_PREFIX=$STAGE OXMPI_TEST_EXTRA_ENV="OXMPI_TRANSPORT=tcp" OXMPI_TEST_SKIP_SCRIPTS=1 \
+    bash c_tests/run.sh > build/c_tests_tcp.log 2>&1
+while read -r status name; do
+    echo "$status $name"
+    case "$status" in
+        PASS) passed=$((passed + 1)) ;;
+        SKIP) skipped=$((skipped + 1)) ;;
+        FAIL) failed=$((failed + 1)); failures+=("$name") ;;
+    esac
+done < <(grep -E '^(PASS|FAIL|SKIP) ' build/c_tests_tcp.log)
 if [ ${#failures[@]} -gt 0 ]; then
     echo "== failures: ${failures[*]} (details in build/c_tests.log and above)"
-    grep -A30 -E '^--- FAIL' build/c_tests.log | head -n 200
+    grep -h -A30 -E '^--- FAIL' build/c_tests.log build/c_tests_tcp.log | head -n 300
 fi
 if [ "$skipped" -gt 0 ]; then
     echo "$passed passed, $failed failed, $skipped skipped"

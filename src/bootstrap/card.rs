@@ -20,14 +20,16 @@ pub struct Card {
     pub local_count: u32,
     /// The process's shared-memory inbox for this epoch.
     pub shm_segment: String,
+    /// Where its TCP transport listens in this epoch (empty: none).
+    pub tcp: String,
 }
 
 impl fmt::Display for Card {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "node={};pid={};lid={};nl={};shm={}",
-            self.node, self.pid, self.local_index, self.local_count, self.shm_segment
+            "node={};pid={};lid={};nl={};shm={};tcp={}",
+            self.node, self.pid, self.local_index, self.local_count, self.shm_segment, self.tcp
         )
     }
 }
@@ -40,6 +42,7 @@ impl Card {
             local_index: 0,
             local_count: 0,
             shm_segment: String::new(),
+            tcp: String::new(),
         };
         for field in text.split(';') {
             let (k, v) = field.split_once('=')?;
@@ -49,6 +52,7 @@ impl Card {
                 "lid" => card.local_index = v.parse().ok()?,
                 "nl" => card.local_count = v.parse().ok()?,
                 "shm" => card.shm_segment = v.to_string(),
+                "tcp" => card.tcp = v.to_string(),
                 _ => {} // fields of later versions
             }
         }
@@ -95,6 +99,7 @@ mod tests {
             local_index: 1,
             local_count: 4,
             shm_segment: "/oxmpi-j-e2-r1".into(),
+            tcp: "10.0.0.5:4123".into(),
         };
         assert_eq!(Card::parse(&c.to_string()), Some(c));
         assert_eq!(Card::parse("garbage"), None);

@@ -92,6 +92,20 @@ impl Process {
                 }),
             None => Some(vec![placement.rank]),
         };
+        if crate::config::get().transport == crate::config::TransportChoice::Shm {
+            if let Some(local) = &shared {
+                if (local.len() as u32) < placement.size {
+                    return Err(MpiError::new(
+                        MPI_ERR_OTHER,
+                        format!(
+                            "OXMPI_TRANSPORT=shm, but the job spans several nodes ({} of its {} processes run on this one)",
+                            local.len(),
+                            placement.size
+                        ),
+                    ));
+                }
+            }
+        }
         let psets = ProcessSets::new(
             placement.rank,
             placement.size,

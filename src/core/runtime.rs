@@ -20,8 +20,10 @@ use super::p2p::engine::Engine;
 use super::session::Session;
 use crate::abi::constants::*;
 use crate::bootstrap::card::{card_key, Card};
+use crate::config::TransportChoice;
 use crate::transport::endpoints::Endpoints;
 use crate::transport::shm::inbox::{inbox_name, ShmTransport};
+use crate::transport::tcp::TcpTransport;
 use crate::transport::ProcessId;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,6 +106,29 @@ pub fn lock() -> MutexGuard<'static, Runtime> {
     RUNTIME.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// This epoch's TCP transport: listening on `OXMPI_IFACE` (or the first
+/// interface that is up), authenticated with the launcher's job secret
+/// (`OXMPI_JOB_SECRET`; under another launcher, the KVS name).
+fn open_tcp(me: ProcessId, epoch: u64, job_id: &str, kvsname: &str) -> MpiResult<TcpTransport> {
+    let config = crate::config::get();
+    let bind = crate::transport::tcp::listen_address(config.iface.as_deref()).map_err(|e| {
+        MpiError::new(
+            MPI_ERR_OTHER,
+            format!("TCP listening address (OXMPI_IFACE): {e}"),
+        )
+    })?;
+    let secret = std::env::var("OXMPI_JOB_SECRET")
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| kvsname.to_string());
+    let secret: String = secret
+        .chars()
+        .take(crate::transport::tcp::SECRET_MAX)
+        .collect();
+    TcpTransport::new(me, epoch, job_id, &secret, bind)
+        .map_err(|e| MpiError::new(MPI_ERR_OTHER, format!("TCP transport on {bind}: {e}")))
+}
+
 /// The lock, if no other thread holds it (for the exit handler).
 pub fn try_lock() -> Option<MutexGuard<'static, Runtime>> {
     match RUNTIME.try_lock() {
@@ -163,6 +188,7 @@ impl Runtime {
         let Some(pmi) = process.pmi.as_mut() else {
             return Ok(Endpoints::new(me, epoch));
         };
+        let choice = crate::config::get().transport;
         let (endpoints, name) = match self.retained_endpoints.take() {
             Some(mut endpoints) => {
                 endpoints.renew(epoch);
@@ -172,12 +198,41 @@ impl Runtime {
             None => {
                 let name = inbox_name(&process.job_id, epoch, me);
                 let local_index = process.local_index as usize;
-                let shm =
-                    ShmTransport::create(&name, me, local_index, process.local_count as usize)
-                        .map_err(|e| MpiError::new(MPI_ERR_OTHER, format!("shared memory: {e}")))?;
+                let shm = if choice == TransportChoice::Tcp {
+                    None
+                } else {
+                    Some(
+                        ShmTransport::create(&name, me, local_index, process.local_count as usize)
+                            .map_err(|e| {
+                                MpiError::new(MPI_ERR_OTHER, format!("shared memory: {e}"))
+                            })?,
+                    )
+                };
+                let tcp = if choice == TransportChoice::Shm {
+                    None
+                } else {
+                    Some(open_tcp(
+                        me,
+                        epoch,
+                        &process.job_id,
+                        &process.placement.kvsname,
+                    )?)
+                };
+                let endpoints = Endpoints::with_transports(
+                    me,
+                    epoch,
+                    process.node.clone(),
+                    shm,
+                    tcp,
+                    choice == TransportChoice::Tcp,
+                );
                 (
-                    Endpoints::with_shm(me, epoch, process.node.clone(), shm),
-                    name,
+                    endpoints,
+                    if choice == TransportChoice::Tcp {
+                        String::new()
+                    } else {
+                        name
+                    },
                 )
             }
         };
@@ -187,6 +242,7 @@ impl Runtime {
             local_index: process.local_index,
             local_count: process.local_count,
             shm_segment: name,
+            tcp: endpoints.tcp_address().unwrap_or_default(),
         };
         pmi.put(&card_key(epoch, me), &card.to_string())
             .map_err(|e| {
@@ -262,7 +318,13 @@ impl Runtime {
     fn drain_outgoing(&mut self) {
         let start = std::time::Instant::now();
         let mut warned = false;
-        while self.p2p.has_outgoing() || self.p2p.buffered_sends_pending() {
+        while self.p2p.has_outgoing()
+            || self.p2p.buffered_sends_pending()
+            || self
+                .instance
+                .as_ref()
+                .is_some_and(|i| i.endpoints.pending_output() > 0)
+        {
             self.progress();
             if !warned && start.elapsed() > std::time::Duration::from_secs(60) {
                 log::warn!("messages still wait to be delivered at the end of the epoch");

@@ -1,5 +1,6 @@
 //! The transports of one epoch and the choice among them per peer: this
-//! process through `self`, peers on this node through `shm`. A peer's route
+//! process through `self`, peers on this node through `shm`, the others
+//! through `tcp` (`OXMPI_TRANSPORT=tcp` forces tcp for every peer). A peer's route
 //! is found lazily from its business card for this epoch; until the card
 //! is published (the peer has not entered the epoch yet) frames to it wait,
 //! and the card is looked up again with a growing delay. The progress
@@ -9,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use super::loopback::Loopback;
 use super::shm::inbox::ShmTransport;
+use super::tcp::TcpTransport;
 use super::{ProcessId, Transport};
 use crate::bootstrap::card::Card;
 
@@ -25,6 +27,7 @@ pub enum SendOutcome {
 
 enum Route {
     Shm,
+    Tcp,
     /// Card not found yet; look again at `next_try`.
     Unknown {
         next_try: Instant,
@@ -35,6 +38,9 @@ enum Route {
 
 const FIRST_RETRY: Duration = Duration::from_micros(50);
 const LAST_RETRY: Duration = Duration::from_millis(20);
+/// Failed TCP connection attempts (growing delays, about ten seconds in
+/// all) after which a peer counts as unreachable.
+const TCP_GIVE_UP: u32 = 60;
 
 pub struct Endpoints {
     me: ProcessId,
@@ -42,6 +48,9 @@ pub struct Endpoints {
     node: String,
     loopback: Loopback,
     shm: Option<ShmTransport>,
+    tcp: Option<TcpTransport>,
+    /// Use tcp even for peers on this node.
+    tcp_everywhere: bool,
     routes: HashMap<ProcessId, Route>,
 }
 
@@ -54,17 +63,40 @@ impl Endpoints {
             node: String::new(),
             loopback: Loopback::new(me),
             shm: None,
+            tcp: None,
+            tcp_everywhere: false,
             routes: HashMap::new(),
         }
     }
 
-    /// Endpoints that reach this node's processes through `shm`.
-    pub fn with_shm(me: ProcessId, epoch: u64, node: String, shm: ShmTransport) -> Endpoints {
+    /// Endpoints that reach this node's processes through `shm` (if given)
+    /// and the others through `tcp` (if given; every peer if
+    /// `tcp_everywhere`).
+    pub fn with_transports(
+        me: ProcessId,
+        epoch: u64,
+        node: String,
+        shm: Option<ShmTransport>,
+        tcp: Option<TcpTransport>,
+        tcp_everywhere: bool,
+    ) -> Endpoints {
         Endpoints {
             node,
-            shm: Some(shm),
+            shm,
+            tcp,
+            tcp_everywhere,
             ..Endpoints::new(me, epoch)
         }
+    }
+
+    /// Where this process's TCP transport listens (for its card).
+    pub fn tcp_address(&self) -> Option<String> {
+        self.tcp.as_ref().map(|t| t.local_addr().to_string())
+    }
+
+    /// Bytes handed to the TCP transport that the kernel has not taken yet.
+    pub fn pending_output(&self) -> usize {
+        self.tcp.as_ref().map_or(0, |t| t.pending_output())
     }
 
     pub fn me(&self) -> ProcessId {
@@ -79,11 +111,22 @@ impl Endpoints {
         self.shm.as_mut()
     }
 
-    /// The largest frame that can go to `dest` in one piece.
+    /// The largest frame that can go to `dest` in one piece: the route's
+    /// limit, or the smallest of all while the route is not known yet.
     pub fn max_frame(&self, dest: ProcessId) -> usize {
-        match &self.shm {
-            Some(shm) if dest != self.me => shm.max_frame(),
-            _ => self.loopback.max_frame(),
+        if dest == self.me {
+            return self.loopback.max_frame();
+        }
+        let shm = self.shm.as_ref().map(|s| s.max_frame());
+        let tcp = self.tcp.as_ref().map(|t| t.max_frame());
+        match self.routes.get(&dest) {
+            Some(Route::Shm) => shm.unwrap_or(usize::MAX),
+            Some(Route::Tcp) => tcp.unwrap_or(usize::MAX),
+            _ => shm
+                .into_iter()
+                .chain(tcp)
+                .min()
+                .unwrap_or(self.loopback.max_frame()),
         }
     }
 
@@ -108,6 +151,20 @@ impl Endpoints {
                 Some(true) => SendOutcome::Sent,
                 _ => SendOutcome::NotNow,
             },
+            Route::Tcp => {
+                let Some(tcp) = self.tcp.as_mut() else {
+                    return SendOutcome::Unreachable("no TCP transport".into());
+                };
+                if tcp.try_send(dest, len, fill) {
+                    return SendOutcome::Sent;
+                }
+                if tcp.connect_failures(dest) > TCP_GIVE_UP {
+                    return SendOutcome::Unreachable(format!(
+                        "cannot connect to process {dest} over TCP"
+                    ));
+                }
+                SendOutcome::NotNow
+            }
             Route::Unknown { .. } => SendOutcome::NotNow,
             Route::Unreachable(why) => SendOutcome::Unreachable(why.clone()),
         }
@@ -120,6 +177,9 @@ impl Endpoints {
     pub fn renew(&mut self, epoch: u64) {
         self.epoch = epoch;
         self.routes.clear();
+        if let Some(tcp) = &mut self.tcp {
+            tcp.renew(epoch);
+        }
     }
 
     /// The name of this process's inbox, if it has one.
@@ -155,7 +215,7 @@ impl Endpoints {
                     delay: FIRST_RETRY,
                 },
             },
-            Some(card) if card.node == self.node && self.shm.is_some() => {
+            Some(card) if card.node == self.node && self.shm.is_some() && !self.tcp_everywhere => {
                 let shm = self.shm.as_mut().expect("checked");
                 if shm.is_connected_to(peer, &card.shm_segment) {
                     // The peer kept its inbox across epochs (FINALIZE_ATEXIT).
@@ -170,10 +230,21 @@ impl Endpoints {
                     Err(e) => Route::Unreachable(format!("cannot map the inbox of process {peer}: {e}")),
                 }
             }
-            Some(card) => Route::Unreachable(format!(
-                "process {peer} runs on node {} and this one on {}; the TCP transport is not available yet",
-                card.node, self.node
-            )),
+            Some(card) => match (self.tcp.as_mut(), card.tcp.parse::<std::net::SocketAddr>()) {
+                (Some(tcp), Ok(addr)) => {
+                    tcp.connect_peer(peer, addr);
+                    log::debug!("epoch {}: process {peer} reached through tcp at {addr}", self.epoch);
+                    Route::Tcp
+                }
+                (None, _) => Route::Unreachable(format!(
+                    "process {peer} runs on node {} and this one on {}, and TCP is off (OXMPI_TRANSPORT=shm)",
+                    card.node, self.node
+                )),
+                (Some(_), Err(_)) => Route::Unreachable(format!(
+                    "process {peer} on node {} publishes no TCP address",
+                    card.node
+                )),
+            },
         };
         self.routes.insert(peer, route);
     }
@@ -183,6 +254,9 @@ impl Endpoints {
         let mut n = self.loopback.poll(deliver);
         if let Some(shm) = &mut self.shm {
             n += shm.poll(deliver);
+        }
+        if let Some(tcp) = &mut self.tcp {
+            n += tcp.poll(deliver);
         }
         n
     }
