@@ -30,10 +30,11 @@ stage:
 check: stage
 	bash tools/check.sh
 
-# The main job: 4 ranks through several epochs of MPI Sessions with skew.
+# The main job: 4 ranks on two simulated hosts (shared memory inside a
+# host, TCP between them) through several epochs of MPI Sessions with skew.
 demo: stage
 	$(STAGE)/bin/mpicc -O2 -o build/reinit_demo examples/reinit_demo.c
-	$(STAGE)/bin/mpiexec -n 4 build/reinit_demo 5
+	$(STAGE)/bin/mpiexec -n 4 -hosts node-a:2,node-b:2 -launcher fork -hostname-env OXMPI_HOSTNAME build/reinit_demo 5
 	$(STAGE)/bin/mpicc -O2 -o build/world_demo examples/world_demo.c
 	$(STAGE)/bin/mpiexec -n 4 build/world_demo
 

@@ -7,7 +7,9 @@
  * re-initialize at once and talk to them: their messages wait for the
  * lingering ranks to enter the new epoch and are delivered there, exactly
  * once. Rank 0 prints one line per epoch. MPICH 4.0.2 crashes on the second
- * MPI_Session_init; here every epoch works.
+ * MPI_Session_init; here every epoch works. Run on two (simulated) hosts,
+ * the ring's links inside a host use shared memory and the others TCP:
+ *   mpiexec -hosts a:2,b:2 -launcher fork -hostname-env OXMPI_HOSTNAME -n 4 ./reinit_demo
  *
  * argv[1]: number of epochs (default 5). */
 #include <mpi.h>
@@ -31,6 +33,20 @@ int main(int argc, char **argv) {
         MPI_Comm_size(comm, &size);
         int right = (rank + 1) % size, left = (rank + size - 1) % size;
 
+        /* Which transport carries the link to the right neighbour: shared
+         * memory inside a node, TCP between nodes. */
+        MPI_Comm node;
+        MPI_Group node_group, comm_group;
+        int right_in_node;
+        MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+        MPI_Comm_group(node, &node_group);
+        MPI_Comm_group(comm, &comm_group);
+        MPI_Group_translate_ranks(comm_group, 1, &right, node_group, &right_in_node);
+        int link_is_tcp = right_in_node == MPI_UNDEFINED;
+        MPI_Group_free(&node_group);
+        MPI_Group_free(&comm_group);
+        MPI_Comm_free(&node);
+
         long verified = 0;
         int bad = 0;
         int sizes[3] = {8, 16 << 10, 4 << 20};
@@ -45,22 +61,11 @@ int main(int argc, char **argv) {
             free(out);
             free(in);
         }
-        long total = 0;
-        int any_bad = 0;
-        /* Gather the counts on rank 0 with point-to-point. */
-        if (rank == 0) {
-            total = verified;
-            any_bad = bad;
-            for (int r = 1; r < size; r++) {
-                long v[2];
-                MPI_Recv(v, 2, MPI_LONG, r, 99, comm, MPI_STATUS_IGNORE);
-                total += v[0];
-                any_bad |= (int)v[1];
-            }
-        } else {
-            long v[2] = {verified, bad};
-            MPI_Send(v, 2, MPI_LONG, 0, 99, comm);
-        }
+        /* Sum the counts on rank 0: bytes verified, corrupt links, TCP links. */
+        long mine[3] = {verified, bad, link_is_tcp}, sums[3];
+        MPI_Reduce(mine, sums, 3, MPI_LONG, MPI_SUM, 0, comm);
+        long total = sums[0], tcp_links = sums[2];
+        int any_bad = rank == 0 && sums[1] != 0;
         MPI_Comm_free(&comm);
         MPI_Group_free(&group);
         int lingering = (rank + epoch) % 2 == 1;
@@ -68,8 +73,10 @@ int main(int argc, char **argv) {
         MPI_Session_finalize(&session);
         double t1 = MPI_Wtime();
         if (rank == 0) {
-            printf("epoch %d: %d ranks, transport shm, %ld bytes verified%s, %.1f ms%s\n", epoch, size, total,
-                   any_bad ? " (CORRUPT)" : "", (t1 - t0) * 1e3, lingering ? " (rank 0 lingered)" : "");
+            const char *transport = tcp_links == 0 ? "shm" : tcp_links == size ? "tcp" : "shm+tcp";
+            printf("epoch %d: %d ranks, transport %s (%ld of %d ring links over tcp), %ld bytes verified%s, %.1f ms%s\n",
+                   epoch, size, transport, tcp_links, size, total, any_bad ? " (CORRUPT)" : "", (t1 - t0) * 1e3,
+                   lingering ? " (rank 0 lingered)" : "");
             fflush(stdout);
         }
         failures += any_bad;
