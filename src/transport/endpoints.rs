@@ -52,7 +52,19 @@ pub struct Endpoints {
     /// Use tcp even for peers on this node.
     tcp_everywhere: bool,
     routes: HashMap<ProcessId, Route>,
+    /// Polls since the TCP transport was last polled while it had no
+    /// connection (its listener is then looked at only now and then).
+    idle_tcp_polls: u32,
+    /// Peers routed through tcp in this epoch.
+    tcp_routes: usize,
+    /// Peers whose card is still looked for.
+    unknown_routes: usize,
 }
+
+/// With no TCP connection, the listener is polled once every this many
+/// polls: an incoming connection waits a little, while the shared-memory
+/// fast path makes no system call.
+const IDLE_TCP_POLL_EVERY: u32 = 64;
 
 impl Endpoints {
     /// Endpoints with only `self` (a singleton, or no shared memory).
@@ -66,6 +78,9 @@ impl Endpoints {
             tcp: None,
             tcp_everywhere: false,
             routes: HashMap::new(),
+            idle_tcp_polls: 0,
+            tcp_routes: 0,
+            unknown_routes: 0,
         }
     }
 
@@ -142,10 +157,16 @@ impl Endpoints {
                 false => SendOutcome::NotNow,
             };
         }
-        let route = self.routes.entry(dest).or_insert(Route::Unknown {
-            next_try: Instant::now(),
-            delay: FIRST_RETRY,
-        });
+        if !self.routes.contains_key(&dest) {
+            self.set_route(
+                dest,
+                Route::Unknown {
+                    next_try: Instant::now(),
+                    delay: FIRST_RETRY,
+                },
+            );
+        }
+        let route = self.routes.get_mut(&dest).expect("just set");
         match route {
             Route::Shm => match self.shm.as_mut().map(|s| s.try_send(dest, len, fill)) {
                 Some(true) => SendOutcome::Sent,
@@ -170,6 +191,23 @@ impl Endpoints {
         }
     }
 
+    /// Sets a peer's route, keeping the counts of unknown and tcp routes.
+    fn set_route(&mut self, peer: ProcessId, route: Route) {
+        let counts = |r: &Route| match r {
+            Route::Unknown { .. } => (1, 0),
+            Route::Tcp => (0, 1),
+            _ => (0, 0),
+        };
+        let (new_unknown, new_tcp) = counts(&route);
+        if let Some(old) = self.routes.insert(peer, route) {
+            let (old_unknown, old_tcp) = counts(&old);
+            self.unknown_routes -= old_unknown;
+            self.tcp_routes -= old_tcp;
+        }
+        self.unknown_routes += new_unknown;
+        self.tcp_routes += new_tcp;
+    }
+
     /// Reuses these transports for a new epoch (`MPIR_CVAR_FINALIZE_ATEXIT`):
     /// the inbox and the mappings stay, but every peer is found again
     /// through its card for the new epoch, so no frame goes to a peer
@@ -177,6 +215,8 @@ impl Endpoints {
     pub fn renew(&mut self, epoch: u64) {
         self.epoch = epoch;
         self.routes.clear();
+        self.tcp_routes = 0;
+        self.unknown_routes = 0;
         if let Some(tcp) = &mut self.tcp {
             tcp.renew(epoch);
         }
@@ -189,6 +229,10 @@ impl Endpoints {
 
     /// Peers whose card should be looked up now.
     pub fn wanted(&self) -> Vec<ProcessId> {
+        // The fast path once every peer is known: no clock reading.
+        if self.unknown_routes == 0 {
+            return Vec::new();
+        }
         let now = Instant::now();
         self.routes
             .iter()
@@ -219,7 +263,7 @@ impl Endpoints {
                 let shm = self.shm.as_mut().expect("checked");
                 if shm.is_connected_to(peer, &card.shm_segment) {
                     // The peer kept its inbox across epochs (FINALIZE_ATEXIT).
-                    self.routes.insert(peer, Route::Shm);
+                    self.set_route(peer, Route::Shm);
                     return;
                 }
                 match shm.connect(peer, &card.shm_segment) {
@@ -246,7 +290,7 @@ impl Endpoints {
                 )),
             },
         };
-        self.routes.insert(peer, route);
+        self.set_route(peer, route);
     }
 
     /// Polls every transport; returns the number of frames delivered.
@@ -256,7 +300,12 @@ impl Endpoints {
             n += shm.poll(deliver);
         }
         if let Some(tcp) = &mut self.tcp {
-            n += tcp.poll(deliver);
+            let active = self.tcp_routes > 0 || tcp.connection_count() > 0;
+            self.idle_tcp_polls += 1;
+            if active || self.idle_tcp_polls >= IDLE_TCP_POLL_EVERY {
+                self.idle_tcp_polls = 0;
+                n += tcp.poll(deliver);
+            }
         }
         n
     }

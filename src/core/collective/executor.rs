@@ -100,6 +100,10 @@ struct Pending {
 }
 
 static PENDING: Lazy<Mutex<Pending>> = Lazy::new(|| Mutex::new(Pending::default()));
+/// False only while no task is pending (set under the lock with each push,
+/// cleared under the lock when the list is found empty), so `help` skips
+/// the lock on the point-to-point fast path.
+static MAY_HAVE_TASKS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 static WORK_ARRIVED: Condvar = Condvar::new();
 
 fn pending() -> MutexGuard<'static, Pending> {
@@ -124,6 +128,7 @@ pub fn start(
     }
     let mut p = pending();
     p.tasks.push(task);
+    MAY_HAVE_TASKS.store(true, std::sync::atomic::Ordering::Release);
     if !p.worker_running {
         // A previous worker has ended (or is ending, holding no lock).
         if let Some(old) = p.worker.take() {
@@ -163,8 +168,15 @@ impl Drop for Taken {
 /// is at it; returns whether one finished. Called without the runtime
 /// lock by any thread that waits.
 pub fn help() -> bool {
+    if !MAY_HAVE_TASKS.load(std::sync::atomic::Ordering::Acquire) {
+        return false;
+    }
     let mut taken = {
         let mut p = pending();
+        if p.tasks.is_empty() && !p.polling {
+            MAY_HAVE_TASKS.store(false, std::sync::atomic::Ordering::Release);
+            return false;
+        }
         if p.polling || p.tasks.is_empty() {
             return false;
         }
