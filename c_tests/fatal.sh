@@ -40,6 +40,7 @@ C
 sed -i '1i #include <time.h>' "$dir/fatal.c"
 "$PREFIX/bin/mpicc" -o "$dir/fatal" "$dir/fatal.c" || exit 1
 errors=0
+shm_before=$(ls /dev/shm | grep -c '^oxmpi-')
 expect() { # mode expected_exit grep_pattern
     timeout 20 "$MPIEXEC" -n 3 "$dir/fatal" "$1" > "$dir/out" 2> "$dir/err"
     rc=$?
@@ -63,5 +64,13 @@ expect unimplemented "" "oxmpi: rank 2: MPI_Win_create: not implemented"
 # A singleton (no launcher) aborts the same way.
 "$dir/fatal" abortcode > /dev/null 2> "$dir/err"; rc=$?
 if [ "$rc" = 7 ]; then echo "ok - singleton MPI_Abort exit 7"; else echo "not ok - singleton abort exit $rc"; errors=$((errors + 1)); fi
+# Ranks killed while their epoch was open leave no segment: mpiexec removes
+# what they could not.
+shm_after=$(ls /dev/shm | grep -c '^oxmpi-')
+if [ "$shm_after" = "$shm_before" ]; then
+    echo "ok - no shared-memory segment left by the killed jobs"
+else
+    echo "not ok - /dev/shm oxmpi entries: $shm_before before, $shm_after after"; errors=$((errors + 1))
+fi
 if [ "$errors" = 0 ]; then echo "No Errors"; exit 0; fi
 exit 1

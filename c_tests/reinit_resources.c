@@ -10,6 +10,18 @@
 #include <dirent.h>
 #include <sys/resource.h>
 
+/* Lines of /proc/self/maps naming an oxmpi shared-memory segment. */
+static int count_shm_mappings(void) {
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[1024];
+    int n = 0;
+    if (!f) return -1;
+    while (fgets(line, sizeof line, f))
+        if (strstr(line, "/dev/shm/oxmpi-")) n++;
+    fclose(f);
+    return n;
+}
+
 static int count_entries(const char *dir, const char *prefix) {
     DIR *d = opendir(dir);
     int n = 0;
@@ -63,6 +75,8 @@ int main(int argc, char **argv) {
     }
     int fds1 = count_entries("/proc/self/fd", NULL);
     int threads1 = count_entries("/proc/self/task", NULL);
+    int maps1 = count_shm_mappings();
+    if (!atexit_mode) CHECK(maps1 == 0, "%d shared-memory mappings left after the last finalize", maps1);
     if (atexit_mode) {
         CHECK(fds1 == fds_after_first, "descriptors: %d after the first cycle, %d after %d cycles", fds_after_first, fds1,
               cycles);
