@@ -42,18 +42,11 @@ fn sleep_until_rung<T>(
 }
 
 /// Runs `poll` under the lock, after progress, until it returns a value.
-/// The first look comes before any progress: an operation that completed
-/// when it started (an eager send) costs no transport poll.
 pub fn block_on<T>(mut poll: impl FnMut(&mut Runtime) -> MpiResult<Option<T>>) -> MpiResult<T> {
     let mut tries: u32 = 0;
     loop {
         {
             let mut rt = runtime::lock();
-            if tries == 0 {
-                if let Some(value) = poll(&mut rt)? {
-                    return Ok(value);
-                }
-            }
             rt.progress();
             if let Some(value) = poll(&mut rt)? {
                 return Ok(value);
