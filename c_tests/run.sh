@@ -21,10 +21,15 @@ BUILD=$ROOT/build/c_tests
 mkdir -p "$BUILD"
 export OXMPI_ROOT=$ROOT OXMPI_PREFIX=$PREFIX MPIEXEC
 status=0
+# Lines of the list that name a test; each must be read (a test that reads
+# stdin could eat the rest of the list).
+listed=$(sed 's/#.*//' c_tests/testlist | grep -c '[^[:space:]]')
+seen=0
 
 while read -r line; do
     line=${line%%#*}
     [ -z "${line// }" ] && continue
+    seen=$((seen + 1))
     read -r -a words <<< "$line"
     name=${words[0]}
     ranks=${words[1]:-1}
@@ -49,7 +54,8 @@ while read -r line; do
     label="$name (n=$ranks${envs:+ ${envs[*]}})"
     out=$BUILD/$(echo "$name.$ranks.${envs[*]:-}" | tr '/ =' '___').out
     if [[ "$name" == *.sh ]]; then
-        timeout -k 5 "$TIMEOUT" env "${envs[@]}" bash "c_tests/$name" "${args[@]}" > "$out" 2>&1
+        # stdin from /dev/null: a launcher forwarding stdin must not eat the list.
+        timeout -k 5 "$TIMEOUT" env "${envs[@]}" bash "c_tests/$name" "${args[@]}" < /dev/null > "$out" 2>&1
         rc=$?
     else
         exe=$BUILD/$name
@@ -62,7 +68,7 @@ while read -r line; do
                 continue
             fi
         fi
-        timeout -k 5 "$TIMEOUT" env "${envs[@]}" "$MPIEXEC" -n "$ranks" "$exe" "${args[@]}" > "$out" 2>&1
+        timeout -k 5 "$TIMEOUT" env "${envs[@]}" "$MPIEXEC" -n "$ranks" "$exe" "${args[@]}" < /dev/null > "$out" 2>&1
         rc=$?
     fi
     if [ "$rc" = 77 ]; then
@@ -85,4 +91,8 @@ while read -r line; do
         status=1
     fi
 done < c_tests/testlist
+if [ "$seen" != "$listed" ]; then
+    echo "FAIL c_tests/run.sh: read $seen of the $listed tests listed"
+    status=1
+fi
 exit $status
