@@ -233,18 +233,129 @@ DEFINE_PAIR_TEST(test_2double, double, double)
 #ifdef __FLT16_MAX__
 DEFINE_FLOAT_TEST(test_float16, _Float16)
 #endif
+#ifdef __SIZEOF_FLOAT128__
+#define Q_NAN(a) ((a) != (a))
+static int signbit_q(__float128 x) {
+    unsigned char b[16];
+    memcpy(b, &x, 16);
+    return b[15] >> 7; /* little-endian: the sign is the top bit */
+}
+/* The same bits, or both NaN (a NaN made from non-NaN operands has no
+ * required sign or payload: x86's __float128 makes a negative one). */
+static int q_same(__float128 a, __float128 b) {
+    return memcmp(&a, &b, 16) == 0 || (Q_NAN(a) && Q_NAN(b));
+}
+#endif
 
-/* MPI_REAL16 (binary128): MAX and MIN work, SUM and PROD are not
- * implemented (MPI_ERR_OP), the rest are undefined. */
+#ifdef __SIZEOF_FLOAT128__
+/* MPI_REAL16 (binary128) in the whole matrix, with exact values. */
+DEFINE_FLOAT_TEST(test_real16_matrix, __float128)
+
+/* MPI_COMPLEX32: pairs of binary128 (C has no portable complex type for
+ * it); the product is (ar*br - ai*bi) + (ar*bi + ai*br)i, each step
+ * rounded, as the library computes it. */
+typedef struct {
+    __float128 re, im;
+} quad_complex;
+/* Equal values (the sign of a zero may depend on the order ranks combine). */
+#define QC_EQUAL(a, b) ((a).re == (b).re && (a).im == (b).im)
+static quad_complex qc_combine(MPI_Op op, quad_complex a, quad_complex b) {
+    quad_complex c;
+    if (op == MPI_SUM) {
+        c.re = a.re + b.re;
+        c.im = a.im + b.im;
+    } else {
+        c.re = a.re * b.re - a.im * b.im;
+        c.im = a.re * b.im + a.im * b.re;
+    }
+    return c;
+}
+/* Small Gaussian integers, so every combination is exact. */
+static quad_complex qc_gen(int r, int i) {
+    static const int re[4] = {1, 0, 1, -1}, im[4] = {0, 1, 1, 0};
+    quad_complex c = {re[(r + i) % 4], im[(r + i) % 4]};
+    return c;
+}
+static void test_complex32_matrix(void) {
+    MPI_Datatype dt = MPI_COMPLEX32;
+    const char *tname = "MPI_COMPLEX32";
+    for (int o = 0; o < NOPS; o++) {
+        MPI_Op op = ops[o].op;
+        int valid = defined(op, COMPLEX);
+        quad_complex in[N], out[N], exp_all[N], exp_two[N], loc_in[N], loc_inout[N];
+        memset(out, 0, sizeof(out));
+        for (int i = 0; i < N; i++) {
+            in[i] = qc_gen(rank, i);
+            loc_in[i] = qc_gen(1, i);
+            loc_inout[i] = qc_gen(0, i);
+            exp_two[i] = valid ? qc_combine(op, loc_in[i], loc_inout[i]) : loc_inout[i];
+            exp_all[i] = qc_gen(0, i);
+            for (int r = 1; r < size; r++)
+                exp_all[i] = valid ? qc_combine(op, qc_gen(r, i), exp_all[i]) : exp_all[i];
+        }
+        CHECK_RESULT(quad_complex, QC_EQUAL);
+    }
+}
+#endif
+
+/* MPI_REAL16 and MPI_COMPLEX32 SUM and PROD round as the C compiler's
+ * __float128 does (to nearest-even), bit for bit, on inexact values, and
+ * handle infinities, NaN and signed zeros: MPI_Reduce_local (one known
+ * combination), and MPI_Allreduce where every rank but 0 gives the
+ * identity (0 or -0 for SUM, 1 for PROD), so the result is known. */
 static void test_real16(void) {
 #ifdef __SIZEOF_FLOAT128__
-    __float128 in[2] = {rank * 0.5, -rank * 1.0}, out[2];
-    CHECK(MPI_Allreduce(in, out, 2, MPI_REAL16, MPI_MAX, MPI_COMM_WORLD) == MPI_SUCCESS, "real16 max");
-    CHECK(out[0] == (size - 1) * 0.5 && out[1] == 0, "real16 max values");
-    CHECK(MPI_Allreduce(in, out, 2, MPI_REAL16, MPI_MIN, MPI_COMM_WORLD) == MPI_SUCCESS, "real16 min");
-    CHECK(out[0] == 0 && out[1] == -(size - 1) * 1.0, "real16 min values");
-    CHECK_CLASS(MPI_Allreduce(in, out, 2, MPI_REAL16, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_OP);
-    CHECK_CLASS(MPI_Allreduce(in, out, 2, MPI_REAL16, MPI_LAND, MPI_COMM_WORLD), MPI_ERR_OP);
+    volatile __float128 one = 1, three = 3, ten = 10, zero = 0;
+    __float128 tenth = one / ten, third = one / three, ulp = one, inf = __builtin_infq();
+    for (int k = 0; k < 112; k++) ulp /= 2; /* 2^-112: 1's last place */
+    enum { M = 12 };
+    /* a[i] + b[i] and a[i] * b[i], each rounded once. */
+    __float128 a[M] = {tenth, third, one, one + ulp, inf, inf, -zero, -zero, -zero, one, third, -inf};
+    __float128 b[M] = {tenth * 2, tenth, ulp / 2, ulp / 2, one, -inf, -zero, zero, three, -one, third, three};
+    for (int p = 0; p < 2; p++) {
+        MPI_Op op = p ? MPI_PROD : MPI_SUM;
+        __float128 inout[M], expected[M];
+        for (int i = 0; i < M; i++) {
+            inout[i] = b[i];
+            expected[i] = p ? a[i] * b[i] : a[i] + b[i];
+        }
+        CHECK(MPI_Reduce_local(a, inout, M, MPI_REAL16, op) == MPI_SUCCESS, "real16 local %d", p);
+        for (int i = 0; i < M; i++)
+            CHECK(q_same(inout[i], expected[i]),
+                  "real16 %s element %d", p ? "prod" : "sum", i);
+        /* Allreduce: rank 0 gives a, the others the identity. */
+        __float128 in[M], out[M];
+        for (int i = 0; i < M; i++) in[i] = rank == 0 ? a[i] : (p ? one : -zero);
+        CHECK(MPI_Allreduce(in, out, M, MPI_REAL16, op, MPI_COMM_WORLD) == MPI_SUCCESS, "real16 allreduce");
+        for (int i = 0; i < M; i++)
+            CHECK(q_same(out[i], a[i]), "real16 allreduce %s element %d",
+                  p ? "prod" : "sum", i);
+    }
+    /* The rounding cases give what they should, whatever the compiler. */
+    __float128 sums[M];
+    memcpy(sums, b, sizeof(sums));
+    MPI_Reduce_local(a, sums, M, MPI_REAL16, MPI_SUM);
+    CHECK(sums[2] == one && sums[3] == one + 2 * ulp, "real16 ties to even");
+    CHECK(Q_NAN(sums[5]) && sums[4] == inf, "real16 infinities");
+    CHECK(signbit_q(sums[6]) && !signbit_q(sums[7]), "real16 signed zeros");
+
+    /* COMPLEX32: (0.1 + i/3) op (3 + 0.1i), (1 + 2i) op (-1 + i),
+     * (-0 - 0i) op (-0 + 0i), (inf + 0i) op (1 + 0i). */
+    quad_complex ca[4] = {{tenth, third}, {one, 2 * one}, {-zero, -zero}, {inf, zero}};
+    quad_complex cb[4] = {{three, tenth}, {-one, one}, {-zero, zero}, {one, zero}};
+    for (int p = 0; p < 2; p++) {
+        MPI_Op op = p ? MPI_PROD : MPI_SUM;
+        quad_complex inout[4], expected[4];
+        for (int i = 0; i < 4; i++) {
+            inout[i] = cb[i];
+            expected[i] = qc_combine(op, ca[i], cb[i]);
+        }
+        CHECK(MPI_Reduce_local(ca, inout, 4, MPI_COMPLEX32, op) == MPI_SUCCESS, "complex32 local %d", p);
+        for (int i = 0; i < 4; i++)
+            CHECK(q_same(inout[i].re, expected[i].re) && q_same(inout[i].im, expected[i].im),
+                  "complex32 %s element %d", p ? "prod" : "sum", i);
+    }
+    CHECK_CLASS(MPI_Allreduce(ca, cb, 4, MPI_COMPLEX32, MPI_MAX, MPI_COMM_WORLD), MPI_ERR_OP);
 #endif
 }
 
@@ -344,6 +455,10 @@ int main(int argc, char **argv) {
     test_double(MPI_REAL8, "MPI_REAL8", FLOATING);
 #ifdef __FLT16_MAX__
     test_float16(MPIX_C_FLOAT16, "MPIX_C_FLOAT16", FLOATING);
+#endif
+#ifdef __SIZEOF_FLOAT128__
+    test_real16_matrix(MPI_REAL16, "MPI_REAL16", FLOATING);
+    test_complex32_matrix();
 #endif
     test_real16();
     /* complex */

@@ -9,10 +9,17 @@
 //! - x87 sums and products use the x87 unit itself (`fadd`/`fmul` in the
 //!   default extended precision of the Linux x86_64 ABI), so they match C's
 //!   `long double` bit for bit; comparisons are done on the encoding.
-//! - binary128 values can be compared (MAX, MIN) but not added or
-//!   multiplied: there is no hardware for them and oxmpi has no software
-//!   implementation, so SUM and PROD on them are `MPI_ERR_OP`.
+//! - binary128 values are compared (MAX, MIN) on their encoding, and added
+//!   and multiplied in software with `rustc_apfloat` (the port of LLVM's
+//!   APFloat that rustc uses to fold `f128` constants): correctly rounded
+//!   to nearest-even, with IEEE infinities, NaNs, signed zeros and
+//!   subnormals, so results match C's `__float128` bit for bit (except the
+//!   sign and payload of a NaN made from non-NaN operands, which IEEE
+//!   leaves open: x86 gives a negative quiet NaN, this a positive one).
 use std::cmp::Ordering;
+
+use rustc_apfloat::ieee::Quad;
+use rustc_apfloat::Float;
 
 // ---- binary16 ----
 
@@ -177,6 +184,26 @@ pub fn f128_cmp(a: &[u8], b: &[u8]) -> Option<Ordering> {
         (true, false) => Ordering::Less,
         (false, true) => Ordering::Greater,
     })
+}
+
+/// A binary128 value from 16 little-endian bytes.
+pub fn f128_load(v: &[u8]) -> u128 {
+    u128::from_le_bytes(v[..16].try_into().expect("16 bytes"))
+}
+
+/// `a + b` in binary128 (bit patterns), rounded to nearest-even.
+pub fn f128_add(a: u128, b: u128) -> u128 {
+    (Quad::from_bits(a) + Quad::from_bits(b)).value.to_bits()
+}
+
+/// `a - b` in binary128 (bit patterns), rounded to nearest-even.
+pub fn f128_sub(a: u128, b: u128) -> u128 {
+    (Quad::from_bits(a) - Quad::from_bits(b)).value.to_bits()
+}
+
+/// `a * b` in binary128 (bit patterns), rounded to nearest-even.
+pub fn f128_mul(a: u128, b: u128) -> u128 {
+    (Quad::from_bits(a) * Quad::from_bits(b)).value.to_bits()
 }
 
 #[cfg(test)]

@@ -16,9 +16,10 @@
 //! MPICH accepts too).
 //!
 //! The kinds do not tell `MPI_INT` from `MPI_INTEGER`, so the logical
-//! operations are accepted on Fortran integers too. Not supported:
-//! SUM/PROD on `MPI_REAL16` and `MPI_COMPLEX32` (binary128, see
-//! [`super::extended`]), anything on `MPI_WCHAR` and `MPI_PACKED`.
+//! operations are accepted on Fortran integers too. `MPI_REAL16` and
+//! `MPI_COMPLEX32` (binary128) are computed in software (see
+//! [`super::extended`]). Not supported: anything on `MPI_WCHAR` and
+//! `MPI_PACKED`.
 use std::cmp::Ordering;
 
 use super::extended::{self, X87Op, X87_BYTES};
@@ -33,9 +34,11 @@ pub fn supports(op: BuiltinOp, kind: BasicKind) -> bool {
     );
     let address = matches!(kind, Aint | Offset | Count);
     let float = matches!(kind, Float16 | Float32 | Float64 | LongDouble | Float128);
-    let complex = matches!(kind, ComplexFloat | ComplexDouble | ComplexLongDouble);
+    let complex = matches!(
+        kind,
+        ComplexFloat | ComplexDouble | ComplexLongDouble | ComplexFloat128
+    );
     let arithmetic_ok = match kind {
-        Float128 => false,
         LongDouble | ComplexLongDouble => extended::x87_available(),
         _ => true,
     };
@@ -77,6 +80,7 @@ pub fn apply(op: BuiltinOp, kind: BasicKind, input: &[u8], inout: &mut [u8]) {
         ComplexFloat => complex_f32(op, input, inout),
         ComplexDouble => complex_f64(op, input, inout),
         ComplexLongDouble => complex_long_double(op, input, inout),
+        ComplexFloat128 => complex_quad(op, input, inout),
         _ => unreachable!("{op:?} is not defined on {kind:?}"),
     }
 }
@@ -263,17 +267,37 @@ fn complex_long_double(op: BuiltinOp, input: &[u8], inout: &mut [u8]) {
     }
 }
 
-/// `MPI_REAL16` (binary128): MAX and MIN only.
+/// `MPI_REAL16` (binary128).
 fn quad(op: BuiltinOp, input: &[u8], inout: &mut [u8]) {
     for (a, b) in input.chunks_exact(16).zip(inout.chunks_exact_mut(16)) {
-        let take = match op {
-            Max => extended::f128_cmp(a, b) == Some(Ordering::Greater),
-            Min => extended::f128_cmp(a, b) == Some(Ordering::Less),
+        let (x, y) = (extended::f128_load(a), extended::f128_load(b));
+        let result = match op {
+            Max if extended::f128_cmp(a, b) == Some(Ordering::Greater) => x,
+            Min if extended::f128_cmp(a, b) == Some(Ordering::Less) => x,
+            Max | Min => continue,
+            Sum => extended::f128_add(x, y),
+            Prod => extended::f128_mul(x, y),
             _ => unreachable!("{op:?} on MPI_REAL16"),
         };
-        if take {
-            b.copy_from_slice(a);
-        }
+        b.copy_from_slice(&result.to_le_bytes());
+    }
+}
+
+/// `MPI_COMPLEX32`: (real, imaginary) binary128 pairs; the product is
+/// `(ar*br - ai*bi) + (ar*bi + ai*br)i`, each step rounded, as for the
+/// other complex types.
+fn complex_quad(op: BuiltinOp, input: &[u8], inout: &mut [u8]) {
+    use extended::{f128_add as add, f128_load as load, f128_mul as mul, f128_sub as sub};
+    for (a, b) in input.chunks_exact(32).zip(inout.chunks_exact_mut(32)) {
+        let (ar, ai) = (load(a), load(&a[16..]));
+        let (br, bi) = (load(b), load(&b[16..]));
+        let (r, i) = match op {
+            Sum => (add(ar, br), add(ai, bi)),
+            Prod => (sub(mul(ar, br), mul(ai, bi)), add(mul(ar, bi), mul(ai, br))),
+            _ => unreachable!("{op:?} on MPI_COMPLEX32"),
+        };
+        b[..16].copy_from_slice(&r.to_le_bytes());
+        b[16..].copy_from_slice(&i.to_le_bytes());
     }
 }
 
@@ -402,10 +426,109 @@ mod tests {
         assert!(supports(Band, Count));
         assert!(!supports(Minloc, Int32));
         assert!(supports(Maxloc, DoubleInt));
-        assert!(!supports(Sum, Float128));
+        assert!(supports(Sum, Float128));
+        assert!(supports(Prod, ComplexFloat128));
         assert!(supports(Max, Float128));
+        assert!(!supports(Max, ComplexFloat128));
         assert!(!supports(Max, Wchar));
         assert!(supports(Replace, Wchar));
+    }
+
+    /// Expected binary128 bit patterns computed once with gcc's
+    /// `__float128` on x86_64 (soft-fp `__addtf3`/`__multf3`, round to
+    /// nearest-even): a C program doing the same operation on the same
+    /// bits and printing the result's 128 bits in hex.
+    #[test]
+    fn binary128_sum_and_prod_match_gcc() {
+        const ONE: u128 = 0x3fff_0000_0000_0000_0000_0000_0000_0000;
+        const TWO: u128 = 0x4000_0000_0000_0000_0000_0000_0000_0000;
+        const THREE: u128 = 0x4000_8000_0000_0000_0000_0000_0000_0000;
+        const TENTH: u128 = 0x3ffb_9999_9999_9999_9999_9999_9999_999a; // 0.1Q
+        const FIFTH: u128 = 0x3ffc_9999_9999_9999_9999_9999_9999_999a; // 0.2Q
+        const THIRD: u128 = 0x3ffd_5555_5555_5555_5555_5555_5555_5555; // 1.0Q/3
+        const ULP: u128 = (16383 - 112) << 112; // 2^-112, 1's last place
+        const HALF_ULP: u128 = (16383 - 113) << 112;
+        const MAX: u128 = 0x7ffe_ffff_ffff_ffff_ffff_ffff_ffff_ffff;
+        const MIN_NORMAL: u128 = 1 << 112;
+        const MIN_THIRD: u128 = 0x00005555_55555555_55555555_55555555;
+        const HALF: u128 = 0x3ffe << 112;
+        const INF: u128 = 0x7fff << 112;
+        const NEG: u128 = 1 << 127;
+        const ZERO: u128 = 0;
+        let quad = |op, a: u128, b: u128| -> u128 {
+            let mut inout = b.to_le_bytes();
+            assert!(supports(op, Float128));
+            apply(op, Float128, &a.to_le_bytes(), &mut inout);
+            u128::from_le_bytes(inout)
+        };
+        let cases = [
+            (Sum, TENTH, FIFTH, 0x3ffd3333_33333333_33333333_33333334),
+            (Prod, TENTH, THREE, 0x3ffd3333_33333333_33333333_33333334),
+            (Prod, THIRD, THIRD, 0x3ffbc71c_71c71c71_c71c71c7_1c71c71c),
+            (Sum, THIRD, TENTH, 0x3ffdbbbb_bbbbbbbb_bbbbbbbb_bbbbbbbc),
+            // Ties: 1 + 2^-113 rounds down to even 1, (1 + 2^-112) + 2^-113
+            // up to even 1 + 2^-111.
+            (Sum, ONE, HALF_ULP, ONE),
+            (Sum, ONE + 1, HALF_ULP, ONE + 2),
+            (Sum, ONE, ULP, ONE + 1),
+            (Prod, MAX, TWO, INF),
+            (Sum, MAX, MAX, INF),
+            // Results below the normal range (subnormals).
+            (Prod, MIN_NORMAL, HALF, 1 << 111),
+            (Prod, MIN_NORMAL, THIRD, MIN_THIRD),
+            (Sum, INF, ONE, INF),
+            (Prod, NEG | INF, THREE, NEG | INF),
+            (Sum, NEG | ZERO, NEG | ZERO, NEG | ZERO),
+            (Sum, NEG | ZERO, ZERO, ZERO),
+            (Prod, NEG | ZERO, THREE, NEG | ZERO),
+            (Prod, NEG | ONE, NEG | ZERO, ZERO),
+            (Sum, ONE, NEG | ONE, ZERO),
+        ];
+        for (op, a, b, expected) in cases {
+            assert_eq!(quad(op, a, b), expected, "{op:?} {a:#034x} {b:#034x}");
+            assert_eq!(quad(op, b, a), expected, "{op:?} {b:#034x} {a:#034x}");
+        }
+        let is_nan = |v: u128| v & !NEG > INF;
+        // gcc gives 0xffff8000...0 (x86's default NaN); any NaN is right.
+        assert!(is_nan(quad(Sum, INF, NEG | INF)));
+        assert!(is_nan(quad(Prod, INF, ZERO)));
+        let nan = INF | (1 << 111) | 5;
+        assert!(is_nan(quad(Sum, nan, ONE)));
+        assert!(is_nan(quad(Prod, ONE, nan)));
+        // MAX and MIN still work, and keep inout on a NaN.
+        assert_eq!(quad(Max, THIRD, TENTH), THIRD);
+        assert_eq!(quad(Min, THIRD, TENTH), TENTH);
+        assert_eq!(quad(Max, nan, ONE), ONE);
+
+        // MPI_COMPLEX32: (1 + 2i)(3 + 4i) = -5 + 10i, and
+        // (0.1 + i/3)(3 + 0.2i) = (0.1*3 - (1/3)*0.2) + (0.1*0.2 + (1/3)*3)i
+        // with each step rounded, as gcc gives for the same expression.
+        let complex = |op, a: [u128; 2], b: [u128; 2]| -> [u128; 2] {
+            let bytes = |v: [u128; 2]| [v[0].to_le_bytes(), v[1].to_le_bytes()].concat();
+            let mut inout = bytes(b);
+            assert!(supports(op, ComplexFloat128));
+            apply(op, ComplexFloat128, &bytes(a), &mut inout);
+            [
+                u128::from_le_bytes(inout[..16].try_into().unwrap()),
+                u128::from_le_bytes(inout[16..].try_into().unwrap()),
+            ]
+        };
+        const FOUR: u128 = 0x4001 << 112;
+        const FIVE: u128 = 0x4001_4000 << 96;
+        const TEN: u128 = 0x4002_4000 << 96;
+        assert_eq!(complex(Prod, [ONE, TWO], [THREE, FOUR]), [NEG | FIVE, TEN]);
+        assert_eq!(complex(Sum, [ONE, TWO], [THREE, NEG | TWO]), [FOUR, ZERO]);
+        assert_eq!(
+            complex(Prod, [TENTH, THIRD], [THREE, FIFTH]),
+            [
+                0x3ffc_dddd_dddd_dddd_dddd_dddd_dddd_dde0,
+                0x3fff_051e_b851_eb85_1eb8_51eb_851e_b852
+            ]
+        );
+        assert_eq!(
+            complex(Sum, [NEG | ZERO, ZERO], [NEG | ZERO, NEG | ZERO]),
+            [NEG | ZERO, ZERO]
+        );
     }
 
     #[test]
