@@ -90,6 +90,61 @@ pub fn copy_all(oldcomm: MPI_Comm, newcomm: MPI_Comm) -> MpiResult {
     Ok(())
 }
 
+/// The first half of [`copy_all`] for `MPI_Comm_idup`: runs `oldcomm`'s
+/// copy callbacks now (so the values are those at the time of the call)
+/// and takes a use of each copied keyval, so it outlives the wait; the
+/// returned `(keyval, value)` pairs go to the new communicator with
+/// [`attach_copies`] (or back with [`drop_copies`]).
+pub fn prepare_copies(oldcomm: MPI_Comm) -> MpiResult<Vec<(c_int, usize)>> {
+    let calls: Vec<CopyCall> = {
+        let rt = runtime::lock();
+        let c = rt.comms.get(oldcomm)?;
+        c.attributes
+            .entries()
+            .iter()
+            .map(|&(k, v)| rt.keyvals.copy_call(k, v))
+            .collect()
+    };
+    let mut copies = Vec::new();
+    for call in calls {
+        match run_copy(oldcomm, call) {
+            Ok(Some(value)) => {
+                runtime::lock().keyvals.attach(call.keyval);
+                copies.push((call.keyval, value));
+            }
+            Ok(None) => {}
+            Err(e) => {
+                drop_copies(&mut runtime::lock(), copies);
+                return Err(e);
+            }
+        }
+    }
+    Ok(copies)
+}
+
+/// Sets copies made by [`prepare_copies`] on `newcomm` (their keyval uses
+/// pass to it).
+pub fn attach_copies(
+    rt: &mut runtime::Runtime,
+    newcomm: MPI_Comm,
+    copies: Vec<(c_int, usize)>,
+) -> MpiResult {
+    let c = rt.comms.get_mut(newcomm)?;
+    for (keyval, value) in copies {
+        c.attributes.set(keyval, value);
+    }
+    Ok(())
+}
+
+/// Gives back the keyval uses of copies that will not be attached (the
+/// values themselves are the program's; no delete callback runs, as the
+/// attribute never existed on a communicator).
+pub fn drop_copies(rt: &mut runtime::Runtime, copies: Vec<(c_int, usize)>) {
+    for (keyval, _) in copies {
+        rt.keyvals.detach(keyval);
+    }
+}
+
 /// Deletes every attribute of `comm` through the delete callbacks
 /// (`MPI_Comm_free`).
 pub fn delete_all(comm: MPI_Comm) -> MpiResult {

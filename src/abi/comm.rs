@@ -219,25 +219,96 @@ pub unsafe fn dup_with_info(comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Co
     Ok(())
 }
 
-/// `MPI_Comm_idup`: oxmpi agrees on the new context at once and returns a
-/// completed request (the call returns once every member has called it).
+/// `MPI_Comm_idup`: nonblocking. The call takes its place in `comm`'s
+/// collective sequence and reserves this process's context proposal; the
+/// agreement runs as a nonblocking collective, and its completion installs
+/// the communicator and writes its handle to `*newcomm` (valid, as MPI
+/// says, only once the request completes).
+///
+/// Attributes are copied at the call: the copy callbacks (user code) run
+/// here, on the caller's thread and without the runtime lock, with the
+/// values of that moment, which the standard allows; completion may happen
+/// on the collective worker thread, where user code must not run. The
+/// copies are attached to the new communicator at completion.
+///
+/// On an intercommunicator the dup stays blocking (returns a completed
+/// request), as nonblocking collectives on intercommunicators are not
+/// implemented.
 pub unsafe fn idup(comm: MPI_Comm, newcomm: *mut MPI_Comm, request: *mut MPI_Request) -> MpiResult {
+    unsafe { start_idup(comm, None, newcomm, request) }
+}
+
+unsafe fn start_idup(
+    comm: MPI_Comm,
+    hints: Option<crate::core::info::InfoObject>,
+    newcomm: *mut MPI_Comm,
+    request: *mut MPI_Request,
+) -> MpiResult {
     let request = unsafe { out(request, "request") }?;
-    unsafe { dup(comm, newcomm) }?;
-    *request = runtime::lock().p2p.completed_null();
+    let newcomm_ref = unsafe { out(newcomm, "newcomm") }?;
+    if runtime::lock().comms.get(comm)?.is_inter() {
+        let created = crate::core::comm_constructors::dup(comm)?;
+        crate::abi::attributes::copy_all(comm, created)?;
+        if let Some(hints) = hints {
+            runtime::lock().comms.get_mut(created)?.info = hints;
+        }
+        *newcomm_ref = created;
+        *request = runtime::lock().p2p.completed_null();
+        return Ok(());
+    }
+    let copies = crate::abi::attributes::prepare_copies(comm)?;
+    let agreement = match crate::core::comm_constructors::start_idup(comm) {
+        Ok(a) => a,
+        Err(e) => {
+            crate::abi::attributes::drop_copies(&mut runtime::lock(), copies);
+            return Err(e);
+        }
+    };
+    // The future must be Send; the pointer travels as an address.
+    let address = newcomm as usize;
+    let algorithm = async move {
+        let created = match agreement.await {
+            Ok(created) => created,
+            Err(e) => {
+                crate::abi::attributes::drop_copies(&mut runtime::lock(), copies);
+                return Err(e);
+            }
+        };
+        {
+            let mut rt = runtime::lock();
+            crate::abi::attributes::attach_copies(&mut rt, created, copies)?;
+            if let Some(hints) = hints {
+                rt.comms.get_mut(created)?.info = hints;
+            }
+        }
+        // SAFETY: `newcomm` was checked non-NULL at the call, and MPI
+        // requires the program to keep it valid (and not to read it) until
+        // the request completes, which is now.
+        unsafe { *(address as *mut MPI_Comm) = created };
+        Ok(())
+    };
+    *request = crate::core::collective::executor::start(algorithm)?;
     Ok(())
 }
 
+/// `MPI_Comm_idup_with_info`: as `MPI_Comm_idup`, with the new
+/// communicator's info hints taken from `info` at the call (as
+/// `MPI_Comm_dup_with_info`).
 pub unsafe fn idup_with_info(
     comm: MPI_Comm,
     info: MPI_Info,
     newcomm: *mut MPI_Comm,
     request: *mut MPI_Request,
 ) -> MpiResult {
-    let request = unsafe { out(request, "request") }?;
-    unsafe { dup_with_info(comm, info, newcomm) }?;
-    *request = runtime::lock().p2p.completed_null();
-    Ok(())
+    let hints = {
+        let rt = runtime::lock();
+        if info == MPI_INFO_NULL {
+            crate::core::info::InfoObject::new()
+        } else {
+            crate::abi::info::lookup(&rt, info)?.clone()
+        }
+    };
+    unsafe { start_idup(comm, Some(hints), newcomm, request) }
 }
 
 pub unsafe fn set_info(comm: MPI_Comm, info: MPI_Info) -> MpiResult {

@@ -5,11 +5,29 @@
 //! communicators of a process never share a context id, whichever epoch or
 //! call made them. (Concurrent creations from several threads of one
 //! process on overlapping communicators are not covered by this scheme.)
+//!
+//! Nonblocking dups (`MPI_Comm_idup`) overlap other creations in one
+//! process: a process may agree on a number above its own proposal that it
+//! has meanwhile given to another creation. So while any nonblocking dup is
+//! in flight somewhere among the members (each proposal carries that flag
+//! in its low bit; numbers are even), the agreement checks: each member
+//! claims the winning number if it is still free for it (at or above its
+//! next free number, or its own proposal) and the members agree on whether
+//! all could; if not, all move past it and agree again. Without the flag
+//! the agreement is the single allgather it always was. (Intercommunicator
+//! creation does not take part in the check: running one while an idup is
+//! in flight on overlapping processes is not covered.)
+use std::future::Future;
 use std::os::raw::c_int;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use super::collective::algorithms::{allgather, allreduce_max_u64};
-use super::collective::channel::Channel;
+use super::collective::algorithms::allgather;
+use super::collective::call::Call;
+use super::collective::channel::{Channel, COLLECTIVE_TAG};
+use super::collective::executor::block;
+use super::collective::gather::allgather_bytes;
+use super::collective::layout::Blocks;
 use super::comm::{Communicator, ProcessId};
 use super::error::{MpiError, MpiResult};
 use super::group::Group;
@@ -18,18 +36,91 @@ use super::runtime::{self, context_id};
 use crate::abi::constants::*;
 use crate::abi::types::{MPI_Comm, MPI_Errhandler, MPI_Group};
 
-/// Agrees on a context number among the members of `ch`.
-fn agree_context_number(ch: &Channel) -> MpiResult<u64> {
-    let proposal = {
-        let mut rt = runtime::lock();
-        let n = rt.next_context_number;
-        rt.next_context_number += 2;
-        n
-    };
-    let number = allreduce_max_u64(ch, proposal)?;
+/// Nonblocking dups started in this process and not yet finished.
+static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+
+/// Counts a nonblocking dup as in flight while it lives.
+struct InFlight;
+
+impl InFlight {
+    fn new() -> InFlight {
+        IN_FLIGHT.fetch_add(1, Ordering::AcqRel);
+        InFlight
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        IN_FLIGHT.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// This process's proposal: its next free context number (reserved).
+fn reserve_proposal() -> u64 {
     let mut rt = runtime::lock();
-    rt.next_context_number = rt.next_context_number.max(number + 2);
-    Ok(number)
+    let n = rt.next_context_number;
+    rt.next_context_number += 2;
+    n
+}
+
+/// Every member's `value`, in rank order.
+async fn allgather_u64(call: &Call, value: u64) -> MpiResult<Vec<u64>> {
+    let p = call.size();
+    let mut all = vec![0u8; 8 * p];
+    all[call.rank() * 8..(call.rank() + 1) * 8].copy_from_slice(&value.to_le_bytes());
+    allgather_bytes(call, &mut all, &Blocks::equal(p, 8)).await?;
+    Ok(all
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+        .collect())
+}
+
+/// Agrees on a context number among the members of `call`, starting from
+/// this process's reserved `proposal`; `in_flight` says a nonblocking
+/// creation of this process may overlap the agreement (see the module
+/// documentation). Every member takes the same rounds (each decision is
+/// made from gathered values), so retries reuse the call's tag safely.
+async fn agree(call: &Call, mut proposal: u64, in_flight: bool) -> MpiResult<u64> {
+    loop {
+        let busy = in_flight || IN_FLIGHT.load(Ordering::Acquire) > 0;
+        let all = allgather_u64(call, proposal | u64::from(busy)).await?;
+        let number = all.iter().map(|v| v & !1).max().unwrap_or(proposal);
+        if all.iter().all(|v| v & 1 == 0) {
+            let mut rt = runtime::lock();
+            rt.next_context_number = rt.next_context_number.max(number + 2);
+            return Ok(number);
+        }
+        // Claim `number` if it is still free here: nothing at or above the
+        // next free number is taken, and our own proposal is ours alone.
+        let free = {
+            let mut rt = runtime::lock();
+            let free = number >= rt.next_context_number || number == proposal;
+            if free {
+                rt.next_context_number = rt.next_context_number.max(number + 2);
+            }
+            free
+        };
+        let verdicts = allgather_u64(call, u64::from(!free)).await?;
+        if verdicts.iter().all(|&v| v == 0) {
+            return Ok(number);
+        }
+        // Someone had given it away: everyone moves past it and tries again.
+        {
+            let mut rt = runtime::lock();
+            rt.next_context_number = rt.next_context_number.max(number + 2);
+        }
+        proposal = reserve_proposal();
+    }
+}
+
+/// Agrees on a context number among the members of `ch` (blocking).
+fn agree_context_number(ch: &Channel) -> MpiResult<u64> {
+    let proposal = reserve_proposal();
+    block(agree(
+        &Call::with_tag(ch.clone(), COLLECTIVE_TAG),
+        proposal,
+        false,
+    ))
 }
 
 /// Context numbers with this bit set are *pre-contexts*: the channel on
@@ -157,6 +248,52 @@ pub fn dup(comm: MPI_Comm) -> MpiResult<MPI_Comm> {
     let ch = Channel::lookup(comm)?;
     let number = agree_context_number(&ch)?;
     install(comm, ch.members.clone(), ch.rank, number)
+}
+
+/// `MPI_Comm_idup`'s start: takes the call's tag from `comm`'s collective
+/// sequence and reserves this process's proposal now, in call order (so
+/// the members agree on which call is which); the returned future agrees
+/// on the context and installs the communicator, giving its handle. The
+/// parent's epoch and error handler are taken now, so freeing `comm`
+/// before completion does not disturb the dup.
+pub fn start_idup(
+    comm: MPI_Comm,
+) -> MpiResult<impl Future<Output = MpiResult<MPI_Comm>> + Send + 'static> {
+    let ch = Call::channel(comm)?;
+    let (epoch, errhandler) = {
+        let mut rt = runtime::lock();
+        let p = rt.comms.get(comm)?;
+        let (epoch, errhandler) = (p.epoch, p.errhandler);
+        rt.errhandlers.retain(errhandler)?;
+        (epoch, errhandler)
+    };
+    let call = Call::start(ch);
+    let proposal = reserve_proposal();
+    let in_flight = InFlight::new();
+    Ok(async move {
+        let agreed = agree(&call, proposal, true).await;
+        let mut rt = runtime::lock();
+        let number = match agreed {
+            Ok(number) => number,
+            Err(e) => {
+                let _ = rt.errhandlers.release(errhandler);
+                return Err(e);
+            }
+        };
+        let created = rt.comms.insert(Communicator {
+            members: call.ch.members.clone(),
+            rank: call.ch.rank,
+            context_id: context_id(epoch, number),
+            epoch,
+            errhandler,
+            name: String::new(),
+            info: InfoObject::new(),
+            remote: None,
+            attributes: Default::default(),
+        });
+        drop(in_flight);
+        Ok(created)
+    })
 }
 
 /// `MPI_Comm_split`: members with the same color, ordered by key then by
