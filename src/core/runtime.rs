@@ -106,12 +106,23 @@ pub fn lock() -> MutexGuard<'static, Runtime> {
     RUNTIME.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// This epoch's TCP transport: listening on `OXMPI_IFACE` (or the first
-/// interface that is up), authenticated with the launcher's job secret
+/// This epoch's TCP transport: listening on `OXMPI_IFACE` (else loopback
+/// for a job on one node, else the first interface that is up), authenticated with the launcher's job secret
 /// (`OXMPI_JOB_SECRET`; under another launcher, the KVS name).
-fn open_tcp(me: ProcessId, epoch: u64, job_id: &str, kvsname: &str) -> MpiResult<TcpTransport> {
+fn open_tcp(
+    me: ProcessId,
+    epoch: u64,
+    job_id: &str,
+    kvsname: &str,
+    single_node: bool,
+) -> MpiResult<TcpTransport> {
     let config = crate::config::get();
-    let bind = crate::transport::tcp::listen_address(config.iface.as_deref()).map_err(|e| {
+    // A job on one node needs no network interface: loopback will do.
+    let iface = config
+        .iface
+        .as_deref()
+        .or(single_node.then_some("127.0.0.1"));
+    let bind = crate::transport::tcp::listen_address(iface).map_err(|e| {
         MpiError::new(
             MPI_ERR_OTHER,
             format!("TCP listening address (OXMPI_IFACE): {e}"),
@@ -211,11 +222,16 @@ impl Runtime {
                 let tcp = if choice == TransportChoice::Shm {
                     None
                 } else {
+                    let single_node = process
+                        .psets
+                        .members("mpix://SHARED")
+                        .is_ok_and(|m| m.len() as u32 == process.placement.size);
                     Some(open_tcp(
                         me,
                         epoch,
                         &process.job_id,
                         &process.placement.kvsname,
+                        single_node,
                     )?)
                 };
                 let endpoints = Endpoints::with_transports(

@@ -87,7 +87,8 @@ fn run(launch: LaunchOptions) -> i32 {
         }
         None => cwd.clone(),
     };
-    let env = environment::common_environment(&launch.inherit, std::env::vars_os(), &launch.env);
+    let mut env =
+        environment::common_environment(&launch.inherit, std::env::vars_os(), &launch.env);
     let program =
         match program::resolve(&launch.program, &workdir, environment::lookup(&env, "PATH")) {
             Ok(p) => p,
@@ -104,6 +105,12 @@ fn run(launch: LaunchOptions) -> i32 {
         }
     };
     let remote = if placement.all_local() {
+        // Every rank runs on this machine: their TCP transports (used when
+        // forced, or between simulated hosts) listen on loopback, so no
+        // traffic is addressed to this machine's network interfaces.
+        if environment::lookup(&env, "OXMPI_IFACE").is_none() {
+            env.push(("OXMPI_IFACE".into(), "127.0.0.1".into()));
+        }
         None
     } else {
         match remote_launch(&launch, &placement) {
