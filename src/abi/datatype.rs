@@ -403,6 +403,30 @@ pub unsafe fn create_hindexed_c(
     unsafe { kind.make(n, lens, disps, oldtype, newtype) }
 }
 
+/// The four block-indexed constructors: `MPI_Type_create_indexed_block`
+/// and `_hindexed_block`, with `int` or `MPI_Count` arguments.
+///
+/// # Safety
+/// `displacements` holds `n` values; `newtype` is the caller's output.
+unsafe fn indexed_block<D: Copy + Into<i64>>(
+    n: MPI_Count,
+    blocklength: MPI_Count,
+    displacements: *const D,
+    large: bool,
+    bytes: bool,
+    oldtype: MPI_Datatype,
+    newtype: *mut MPI_Datatype,
+) -> MpiResult {
+    let len = large_count(n, "count")?;
+    let disps = unsafe { wide(displacements, len, "array_of_displacements") }?;
+    let kind = Indexed {
+        large,
+        bytes,
+        blocklength: Some(blocklength),
+    };
+    unsafe { kind.make(n, vec![], disps, oldtype, newtype) }
+}
+
 pub unsafe fn create_indexed_block(
     n: c_int,
     blocklength: c_int,
@@ -410,14 +434,17 @@ pub unsafe fn create_indexed_block(
     oldtype: MPI_Datatype,
     newtype: *mut MPI_Datatype,
 ) -> MpiResult {
-    let len = large_count(n.into(), "count")?;
-    let disps = unsafe { wide(displacements, len, "array_of_displacements") }?;
-    let kind = Indexed {
-        large: false,
-        bytes: false,
-        blocklength: Some(blocklength.into()),
-    };
-    unsafe { kind.make(n.into(), vec![], disps, oldtype, newtype) }
+    unsafe {
+        indexed_block(
+            n.into(),
+            blocklength.into(),
+            displacements,
+            false,
+            false,
+            oldtype,
+            newtype,
+        )
+    }
 }
 
 pub unsafe fn create_indexed_block_c(
@@ -427,14 +454,7 @@ pub unsafe fn create_indexed_block_c(
     oldtype: MPI_Datatype,
     newtype: *mut MPI_Datatype,
 ) -> MpiResult {
-    let len = large_count(n, "count")?;
-    let disps = unsafe { wide(displacements, len, "array_of_displacements") }?;
-    let kind = Indexed {
-        large: true,
-        bytes: false,
-        blocklength: Some(blocklength),
-    };
-    unsafe { kind.make(n, vec![], disps, oldtype, newtype) }
+    unsafe { indexed_block(n, blocklength, displacements, true, false, oldtype, newtype) }
 }
 
 pub unsafe fn create_hindexed_block(
@@ -444,14 +464,17 @@ pub unsafe fn create_hindexed_block(
     oldtype: MPI_Datatype,
     newtype: *mut MPI_Datatype,
 ) -> MpiResult {
-    let len = large_count(n.into(), "count")?;
-    let disps = unsafe { wide(displacements, len, "array_of_displacements") }?;
-    let kind = Indexed {
-        large: false,
-        bytes: true,
-        blocklength: Some(blocklength.into()),
-    };
-    unsafe { kind.make(n.into(), vec![], disps, oldtype, newtype) }
+    unsafe {
+        indexed_block(
+            n.into(),
+            blocklength.into(),
+            displacements,
+            false,
+            true,
+            oldtype,
+            newtype,
+        )
+    }
 }
 
 pub unsafe fn create_hindexed_block_c(
@@ -461,14 +484,7 @@ pub unsafe fn create_hindexed_block_c(
     oldtype: MPI_Datatype,
     newtype: *mut MPI_Datatype,
 ) -> MpiResult {
-    let len = large_count(n, "count")?;
-    let disps = unsafe { wide(displacements, len, "array_of_displacements") }?;
-    let kind = Indexed {
-        large: true,
-        bytes: true,
-        blocklength: Some(blocklength),
-    };
-    unsafe { kind.make(n, vec![], disps, oldtype, newtype) }
+    unsafe { indexed_block(n, blocklength, displacements, true, true, oldtype, newtype) }
 }
 
 unsafe fn make_struct(

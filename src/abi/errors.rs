@@ -12,21 +12,37 @@ use crate::core::error::{MpiError, MpiResult};
 use crate::core::error_codes;
 use crate::core::runtime;
 
-pub unsafe fn comm_create_errhandler(
-    function: MPI_Comm_errhandler_function,
+/// Creates a user error handler: every `MPI_*_create_errhandler`.
+///
+/// # Safety
+/// `errhandler` is the caller's output argument (NULL is rejected).
+pub unsafe fn create_errhandler(
+    function: ErrhandlerFunction,
+    is_null: bool,
     errhandler: *mut MPI_Errhandler,
 ) -> MpiResult {
     let errhandler = unsafe { out(errhandler, "errhandler") }?;
-    if function.is_none() {
+    if is_null {
         return Err(MpiError::new(
             MPI_ERR_ARG,
             "the error handler function is NULL",
         ));
     }
-    *errhandler = runtime::lock()
-        .errhandlers
-        .create(ErrhandlerFunction::Comm(function));
+    *errhandler = runtime::lock().errhandlers.create(function);
     Ok(())
+}
+
+pub unsafe fn comm_create_errhandler(
+    function: MPI_Comm_errhandler_function,
+    errhandler: *mut MPI_Errhandler,
+) -> MpiResult {
+    unsafe {
+        create_errhandler(
+            ErrhandlerFunction::Comm(function),
+            function.is_none(),
+            errhandler,
+        )
+    }
 }
 
 pub unsafe fn comm_set_errhandler(comm: MPI_Comm, errhandler: MPI_Errhandler) -> MpiResult {

@@ -123,6 +123,21 @@ pub unsafe fn difference(
     binary(group1, group2, newgroup, Group::difference)
 }
 
+/// Makes a group from `group` with `derive` and stores it in `newgroup`:
+/// the shape of incl, excl and their range forms.
+fn derived(
+    group: MPI_Group,
+    newgroup: *mut MPI_Group,
+    derive: impl FnOnce(&Group) -> MpiResult<Group>,
+) -> MpiResult {
+    // SAFETY: newgroup is the caller's output argument (NULL checked).
+    let newgroup = unsafe { out(newgroup, "newgroup") }?;
+    let mut rt = runtime::lock();
+    let g = derive(&group_of(&rt, group)?)?;
+    *newgroup = insert(&mut rt, g);
+    Ok(())
+}
+
 pub unsafe fn incl(
     group: MPI_Group,
     n: c_int,
@@ -130,11 +145,7 @@ pub unsafe fn incl(
     newgroup: *mut MPI_Group,
 ) -> MpiResult {
     let ranks = unsafe { ints(ranks, n, "ranks") }?;
-    let newgroup = unsafe { out(newgroup, "newgroup") }?;
-    let mut rt = runtime::lock();
-    let g = group_of(&rt, group)?.incl(ranks)?;
-    *newgroup = insert(&mut rt, g);
-    Ok(())
+    derived(group, newgroup, |g| g.incl(ranks))
 }
 
 pub unsafe fn excl(
@@ -144,11 +155,7 @@ pub unsafe fn excl(
     newgroup: *mut MPI_Group,
 ) -> MpiResult {
     let ranks = unsafe { ints(ranks, n, "ranks") }?;
-    let newgroup = unsafe { out(newgroup, "newgroup") }?;
-    let mut rt = runtime::lock();
-    let g = group_of(&rt, group)?.excl(ranks)?;
-    *newgroup = insert(&mut rt, g);
-    Ok(())
+    derived(group, newgroup, |g| g.excl(ranks))
 }
 
 unsafe fn ranges<'a>(n: c_int, ranges: *mut [c_int; 3]) -> MpiResult<&'a [[c_int; 3]]> {
@@ -170,12 +177,7 @@ pub unsafe fn range_incl(
     newgroup: *mut MPI_Group,
 ) -> MpiResult {
     let r = unsafe { ranges(n, r) }?;
-    let newgroup = unsafe { out(newgroup, "newgroup") }?;
-    let mut rt = runtime::lock();
-    let g = group_of(&rt, group)?;
-    let g = g.incl(&g.expand_ranges(r)?)?;
-    *newgroup = insert(&mut rt, g);
-    Ok(())
+    derived(group, newgroup, |g| g.incl(&g.expand_ranges(r)?))
 }
 
 pub unsafe fn range_excl(
@@ -185,12 +187,7 @@ pub unsafe fn range_excl(
     newgroup: *mut MPI_Group,
 ) -> MpiResult {
     let r = unsafe { ranges(n, r) }?;
-    let newgroup = unsafe { out(newgroup, "newgroup") }?;
-    let mut rt = runtime::lock();
-    let g = group_of(&rt, group)?;
-    let g = g.excl(&g.expand_ranges(r)?)?;
-    *newgroup = insert(&mut rt, g);
-    Ok(())
+    derived(group, newgroup, |g| g.excl(&g.expand_ranges(r)?))
 }
 
 /// `MPI_Comm_group`: the communicator's (local) group.

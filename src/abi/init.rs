@@ -73,12 +73,7 @@ pub unsafe fn finalize() -> MpiResult {
     }
     rt.drop_world_comms();
     rt.world = WorldModel::Finalized;
-    rt.release_instance();
-    let epoch_ended = rt.instance.is_none();
-    drop(rt);
-    if epoch_ended {
-        crate::core::collective::executor::quiesce();
-    }
+    runtime::release_instance(rt);
     Ok(())
 }
 

@@ -47,6 +47,31 @@ fn room(position: i64, size: usize, need: usize, what: &str) -> MpiResult<usize>
 
 /// Packs `count` elements and returns the new position.
 ///
+/// The checks `MPI_Pack` and `MPI_Unpack` share: the communicator, the
+/// committed type, and room in the packed buffer of `size` bytes at
+/// `buffer` (named `name`; NULL only when nothing is packed). Returns the
+/// type, where the data starts in the packed buffer and its length.
+fn packed_span(
+    comm: MPI_Comm,
+    n: usize,
+    dt: MPI_Datatype,
+    position: i64,
+    size: usize,
+    buffer: *const c_void,
+    name: &str,
+) -> MpiResult<(std::sync::Arc<datatype::Datatype>, usize, usize)> {
+    check_comm(comm)?;
+    let t = datatype::lookup_committed(dt)?;
+    let need = n
+        .checked_mul(t.size())
+        .ok_or_else(|| MpiError::new(MPI_ERR_COUNT, "the packed size overflows"))?;
+    let at = room(position, size, need, &format!("the data in {name}"))?;
+    if need > 0 && buffer.is_null() {
+        return Err(MpiError::new(MPI_ERR_BUFFER, format!("{name} is NULL")));
+    }
+    Ok((t, at, need))
+}
+
 /// # Safety
 /// MPI's contract for `MPI_Pack`'s buffers.
 unsafe fn pack_any(
@@ -58,15 +83,15 @@ unsafe fn pack_any(
     position: i64,
     comm: MPI_Comm,
 ) -> MpiResult<usize> {
-    check_comm(comm)?;
-    let t = datatype::lookup_committed(dt)?;
-    let need = n
-        .checked_mul(t.size())
-        .ok_or_else(|| MpiError::new(MPI_ERR_COUNT, "the packed size overflows"))?;
-    let at = room(position, outsize, need, "the packed data")?;
-    if need > 0 && outbuf.is_null() {
-        return Err(MpiError::new(MPI_ERR_BUFFER, "outbuf is NULL"));
-    }
+    let (t, at, need) = packed_span(
+        comm,
+        n,
+        dt,
+        position,
+        outsize,
+        outbuf.cast_const(),
+        "outbuf",
+    )?;
     if need > 0 {
         // SAFETY: `outbuf` has `outsize >= at + need` bytes (MPI's contract,
         // checked against `outsize` above); `inbuf` holds the elements.
@@ -91,15 +116,7 @@ unsafe fn unpack_any(
     dt: MPI_Datatype,
     comm: MPI_Comm,
 ) -> MpiResult<usize> {
-    check_comm(comm)?;
-    let t = datatype::lookup_committed(dt)?;
-    let need = n
-        .checked_mul(t.size())
-        .ok_or_else(|| MpiError::new(MPI_ERR_COUNT, "the packed size overflows"))?;
-    let at = room(position, insize, need, "unpacking")?;
-    if need > 0 && inbuf.is_null() {
-        return Err(MpiError::new(MPI_ERR_BUFFER, "inbuf is NULL"));
-    }
+    let (t, at, need) = packed_span(comm, n, dt, position, insize, inbuf, "inbuf")?;
     if need > 0 {
         // SAFETY: `inbuf` has `insize >= at + need` bytes; `outbuf` has room
         // for the elements (MPI's contract).

@@ -94,14 +94,8 @@ pub unsafe fn finalize(session: *mut MPI_Session) -> MpiResult {
         .remove(*session)
         .ok_or_else(|| invalid(*session))?;
     let _ = rt.errhandlers.release(s.errhandler);
-    rt.release_instance();
-    let epoch_ended = rt.instance.is_none();
-    drop(rt);
     *session = MPI_SESSION_NULL;
-    if epoch_ended {
-        // The nonblocking-collective worker thread belongs to the epoch.
-        crate::core::collective::executor::quiesce();
-    }
+    runtime::release_instance(rt);
     Ok(())
 }
 
@@ -186,17 +180,13 @@ pub unsafe fn create_errhandler(
     function: MPI_Session_errhandler_function,
     errhandler: *mut MPI_Errhandler,
 ) -> MpiResult {
-    let errhandler = unsafe { out(errhandler, "errhandler") }?;
-    if function.is_none() {
-        return Err(MpiError::new(
-            MPI_ERR_ARG,
-            "the error handler function is NULL",
-        ));
+    unsafe {
+        crate::abi::errors::create_errhandler(
+            ErrhandlerFunction::Session(function),
+            function.is_none(),
+            errhandler,
+        )
     }
-    *errhandler = runtime::lock()
-        .errhandlers
-        .create(ErrhandlerFunction::Session(function));
-    Ok(())
 }
 
 pub unsafe fn set_errhandler(session: MPI_Session, errhandler: MPI_Errhandler) -> MpiResult {

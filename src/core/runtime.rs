@@ -140,6 +140,18 @@ fn open_tcp(
         .map_err(|e| MpiError::new(MPI_ERR_OTHER, format!("TCP transport on {bind}: {e}")))
 }
 
+/// A finalize: stops using the instance; when that ends the epoch, joins
+/// the nonblocking-collective worker (which belongs to the epoch) after
+/// letting go of the lock.
+pub fn release_instance(mut rt: MutexGuard<'static, Runtime>) {
+    rt.release_instance();
+    let epoch_ended = rt.instance.is_none();
+    drop(rt);
+    if epoch_ended {
+        super::collective::executor::quiesce();
+    }
+}
+
 /// The lock, if no other thread holds it (for the exit handler).
 pub fn try_lock() -> Option<MutexGuard<'static, Runtime>> {
     match RUNTIME.try_lock() {
