@@ -73,6 +73,29 @@ pub(crate) unsafe fn user_buffer(
     Ok(unsafe { UserBuffer::new(buf, count, dt.clone()) })
 }
 
+/// A checked user buffer of `count * copies` elements of a committed
+/// datatype: `typed`, then `times`, then `user_buffer`, the way most
+/// collective arguments are read.
+///
+/// # Safety
+/// As for `user_buffer`.
+pub(crate) unsafe fn typed_buffer(
+    buf: *const c_void,
+    count: i64,
+    count_name: &str,
+    datatype: MPI_Datatype,
+    copies: usize,
+    buf_name: &str,
+) -> MpiResult<UserBuffer> {
+    let (n, dt) = typed(count, count_name, datatype)?;
+    let n = if copies == 1 {
+        n
+    } else {
+        times(n, copies, count_name)?
+    };
+    unsafe { user_buffer(buf, n, &dt, buf_name) }
+}
+
 /// A count argument (an `int` or an `MPI_Count`, widened): non-negative.
 pub(crate) fn count_of(n: i64, name: &str) -> MpiResult<usize> {
     usize::try_from(n)
@@ -295,8 +318,7 @@ unsafe fn gather_op(
     let (p, me) = (ch.size(), ch.rank);
     let root = root_of(root, p)?;
     let recv = if me == root {
-        let (n, dt) = typed(recvcount, "recvcount", recvtype)?;
-        Some(unsafe { user_buffer(recvbuf, times(n, p, "recvcount")?, &dt, "recvbuf") }?)
+        Some(unsafe { typed_buffer(recvbuf, recvcount, "recvcount", recvtype, p, "recvbuf") }?)
     } else {
         None
     };
@@ -306,8 +328,7 @@ unsafe fn gather_op(
         }
         None
     } else {
-        let (n, dt) = typed(sendcount, "sendcount", sendtype)?;
-        Some(unsafe { user_buffer(sendbuf, n, &dt, "sendbuf") }?)
+        Some(unsafe { typed_buffer(sendbuf, sendcount, "sendcount", sendtype, 1, "sendbuf") }?)
     };
     Ok(gather::gather(Call::start(ch), send, recv, root))
 }
@@ -358,8 +379,7 @@ unsafe fn gatherv_op(
         }
         None
     } else {
-        let (n, dt) = typed(sendcount, "sendcount", sendtype)?;
-        Some(unsafe { user_buffer(sendbuf, n, &dt, "sendbuf") }?)
+        Some(unsafe { typed_buffer(sendbuf, sendcount, "sendcount", sendtype, 1, "sendbuf") }?)
     };
     Ok(gather::gatherv(Call::start(ch), send, recvs, root))
 }
@@ -402,8 +422,7 @@ unsafe fn scatter_op(
     let (p, me) = (ch.size(), ch.rank);
     let root = root_of(root, p)?;
     let send = if me == root {
-        let (n, dt) = typed(sendcount, "sendcount", sendtype)?;
-        Some(unsafe { user_buffer(sendbuf, times(n, p, "sendcount")?, &dt, "sendbuf") }?)
+        Some(unsafe { typed_buffer(sendbuf, sendcount, "sendcount", sendtype, p, "sendbuf") }?)
     } else {
         None
     };
@@ -413,8 +432,7 @@ unsafe fn scatter_op(
         }
         None
     } else {
-        let (n, dt) = typed(recvcount, "recvcount", recvtype)?;
-        Some(unsafe { user_buffer(recvbuf, n, &dt, "recvbuf") }?)
+        Some(unsafe { typed_buffer(recvbuf, recvcount, "recvcount", recvtype, 1, "recvbuf") }?)
     };
     Ok(scatter::scatter(Call::start(ch), send, recv, root))
 }
@@ -465,8 +483,7 @@ unsafe fn scatterv_op(
         }
         None
     } else {
-        let (n, dt) = typed(recvcount, "recvcount", recvtype)?;
-        Some(unsafe { user_buffer(recvbuf, n, &dt, "recvbuf") }?)
+        Some(unsafe { typed_buffer(recvbuf, recvcount, "recvcount", recvtype, 1, "recvbuf") }?)
     };
     Ok(scatter::scatterv(Call::start(ch), sends, recv, root))
 }
@@ -538,8 +555,16 @@ unsafe fn allgather_op(
 ) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
     let ch = channel(comm)?;
     let send = unsafe { optional_send(sendbuf, sendcount, sendtype, 1) }?;
-    let (n, dt) = typed(recvcount, "recvcount", recvtype)?;
-    let recv = unsafe { user_buffer(recvbuf, times(n, ch.size(), "recvcount")?, &dt, "recvbuf") }?;
+    let recv = unsafe {
+        typed_buffer(
+            recvbuf,
+            recvcount,
+            "recvcount",
+            recvtype,
+            ch.size(),
+            "recvbuf",
+        )
+    }?;
     check_not_aliased(sendbuf, recvbuf, send.as_ref())?;
     Ok(gather::allgather(Call::start(ch), send, recv))
 }
@@ -618,8 +643,7 @@ unsafe fn alltoall_op(
     let ch = channel(comm)?;
     let p = ch.size();
     let send = unsafe { optional_send(sendbuf, sendcount, sendtype, p) }?;
-    let (n, dt) = typed(recvcount, "recvcount", recvtype)?;
-    let recv = unsafe { user_buffer(recvbuf, times(n, p, "recvcount")?, &dt, "recvbuf") }?;
+    let recv = unsafe { typed_buffer(recvbuf, recvcount, "recvcount", recvtype, p, "recvbuf") }?;
     check_not_aliased(sendbuf, recvbuf, send.as_ref())?;
     Ok(alltoall::alltoall(Call::start(ch), send, recv))
 }

@@ -13,7 +13,7 @@ use std::future::Future;
 use std::os::raw::{c_int, c_void};
 
 use crate::abi::collective::{
-    buffers_at, check_not_aliased, times, typed, user_buffer, Counts, Displs, Side,
+    buffers_at, check_not_aliased, times, typed, typed_buffer, user_buffer, Counts, Displs, Side,
 };
 use crate::abi::constants::*;
 use crate::abi::reduction::ScatterCounts;
@@ -177,8 +177,9 @@ pub(crate) unsafe fn gatherv_op(
                 unsafe { buffers_at(recvbuf, &counts, &displs, dt.extent(), &[dt], "recvbuf") }?;
         }
         Role::Leaf(_) => {
-            let (n, dt) = typed(sendcount, "sendcount", sendtype)?;
-            send = Some(unsafe { user_buffer(sendbuf, n, &dt, "sendbuf") }?);
+            send = Some(unsafe {
+                typed_buffer(sendbuf, sendcount, "sendcount", sendtype, 1, "sendbuf")
+            }?);
         }
     }
     Ok(rooted::gatherv(Inter::start(chs), send, recvs, role))
@@ -211,8 +212,9 @@ pub(crate) unsafe fn scatterv_op(
                 unsafe { buffers_at(sendbuf, &counts, &displs, dt.extent(), &[dt], "sendbuf") }?;
         }
         Role::Leaf(_) => {
-            let (n, dt) = typed(recvcount, "recvcount", recvtype)?;
-            recv = Some(unsafe { user_buffer(recvbuf, n, &dt, "recvbuf") }?);
+            recv = Some(unsafe {
+                typed_buffer(recvbuf, recvcount, "recvcount", recvtype, 1, "recvbuf")
+            }?);
         }
     }
     Ok(rooted::scatterv(Inter::start(chs), sends, recv, role))
@@ -230,10 +232,8 @@ pub(crate) unsafe fn allgather_op(
 ) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
     let chs = channels(comm)?;
     let q = chs.remote_size();
-    let (n, dt) = typed(sendcount, "sendcount", sendtype)?;
-    let send = unsafe { user_buffer(sendbuf, n, &dt, "sendbuf") }?;
-    let (n, dt) = typed(recvcount, "recvcount", recvtype)?;
-    let recv = unsafe { user_buffer(recvbuf, times(n, q, "recvcount")?, &dt, "recvbuf") }?;
+    let send = unsafe { typed_buffer(sendbuf, sendcount, "sendcount", sendtype, 1, "sendbuf") }?;
+    let recv = unsafe { typed_buffer(recvbuf, recvcount, "recvcount", recvtype, q, "recvbuf") }?;
     check_not_aliased(sendbuf, recvbuf, Some(&send))?;
     Ok(exchange::allgather(Inter::start(chs), send, recv))
 }
@@ -251,8 +251,7 @@ pub(crate) unsafe fn allgatherv_op(
 ) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
     let chs = channels(comm)?;
     let q = chs.remote_size();
-    let (n, dt) = typed(sendcount, "sendcount", sendtype)?;
-    let send = unsafe { user_buffer(sendbuf, n, &dt, "sendbuf") }?;
+    let send = unsafe { typed_buffer(sendbuf, sendcount, "sendcount", sendtype, 1, "sendbuf") }?;
     let dt = datatype::lookup_committed(recvtype)?;
     let counts = unsafe { recvcounts.read(q, "recvcounts") }?;
     let displs = unsafe { displs.read(q, "displs") }?;
@@ -273,10 +272,8 @@ pub(crate) unsafe fn alltoall_op(
 ) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
     let chs = channels(comm)?;
     let q = chs.remote_size();
-    let (n, dt) = typed(sendcount, "sendcount", sendtype)?;
-    let send = unsafe { user_buffer(sendbuf, times(n, q, "sendcount")?, &dt, "sendbuf") }?;
-    let (n, dt) = typed(recvcount, "recvcount", recvtype)?;
-    let recv = unsafe { user_buffer(recvbuf, times(n, q, "recvcount")?, &dt, "recvbuf") }?;
+    let send = unsafe { typed_buffer(sendbuf, sendcount, "sendcount", sendtype, q, "sendbuf") }?;
+    let recv = unsafe { typed_buffer(recvbuf, recvcount, "recvcount", recvtype, q, "recvbuf") }?;
     check_not_aliased(sendbuf, recvbuf, Some(&send))?;
     Ok(exchange::alltoall(Inter::start(chs), send, recv))
 }
