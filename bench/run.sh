@@ -5,11 +5,14 @@
 # runs oxmpi programs under build/stage/bin/mpiexec and MPICH programs under
 # mpiexec.mpich, alternating the implementations repetition by repetition,
 # and prints one table per benchmark: medians, the oxmpi/MPICH ratio and the
-# targets from issues 3 and 6.  A case that fails or times out is "n/a".
+# targets from issues 3 and 6.  A "tcp" section runs pingpong and bandwidth
+# again with both implementations on TCP, next to plain_tcp.c (the same
+# methods without MPI), for the oxmpi / plain TCP targets of issue 5.  A
+# case that fails or times out is "n/a".
 # Exits 0 whether or not targets are met; see bench/README.md.
 #
 # Environment:
-#   BENCH_REPS=3          repetitions of pingpong, bandwidth and reinit
+#   BENCH_REPS=3          repetitions of pingpong, bandwidth, tcp and reinit
 #   BENCH_START_RUNS=10   runs of each start-up case per implementation
 #   BENCH_REINIT_CYCLES=20  cycles per reinit run
 #   BENCH_OUT=build/bench   where binaries, raw results and logs go
@@ -34,18 +37,23 @@ declare -A CC RUN NAME
 CC[ox]=$STAGE/bin/mpicc;  RUN[ox]=$STAGE/bin/mpiexec;  NAME[ox]=oxmpi
 CC[mp]=mpicc.mpich;       RUN[mp]=mpiexec.mpich;       NAME[mp]=MPICH
 IMPLS=(ox mp)
+# The plain TCP baseline of the tcp section: no MPI, no launcher.
+CC[tcp]=cc;               RUN[tcp]=;                   NAME[tcp]="plain TCP"
 
 if [[ ! -x ${CC[ox]} || ! -x ${RUN[ox]} ]]; then
     echo "bench: no oxmpi stage at $STAGE (run 'make stage' or 'make bench')" >&2
     exit 2
 fi
 
-rm -rf "$OUT/ox" "$OUT/mp" "$OUT/res" "$OUT/log"
-mkdir -p "$OUT/ox" "$OUT/mp" "$OUT/res" "$OUT/log"
-# Only the ATEXIT re-init case sets this; nothing leaks from the caller.
-unset MPIR_CVAR_FINALIZE_ATEXIT OXMPI_FINALIZE_ATEXIT
+rm -rf "$OUT/ox" "$OUT/mp" "$OUT/tcp" "$OUT/res" "$OUT/log"
+mkdir -p "$OUT/ox" "$OUT/mp" "$OUT/tcp" "$OUT/res" "$OUT/log"
+# Only the ATEXIT re-init case and the tcp section set these; nothing leaks
+# from the caller.
+unset MPIR_CVAR_FINALIZE_ATEXIT OXMPI_FINALIZE_ATEXIT \
+    OXMPI_TRANSPORT OXMPI_SHM_SINGLE_COPY UCX_TLS
 FAILURES=()   # "impl case: first lines of stderr"
 declare -A BROKEN  # impl:case -> 1 once it failed: not run again
+                   # (impl:build-prog once prog did not build)
 
 note_failure() { # impl case logfile rc [limit]
     local msg pat='error|fail|fault|signal|not implemented|abort|exited|MPI_[A-Z]|timed out'
@@ -66,11 +74,11 @@ build() { # impl output source [flags...]
     local log=$OUT/log/build.$impl.$out
     if ! command -v "${CC[$impl]}" >/dev/null 2>&1; then
         echo "${CC[$impl]}: not found" >"$log"
-        note_failure "$impl" "$out" "$log" 127
+        note_failure "$impl" "build-$out" "$log" 127
         return
     fi
     "${CC[$impl]}" -O2 "$@" -o "$OUT/$impl/$out" "$SRC/$src" >"$log" 2>&1 \
-        || note_failure "$impl" "$out" "$log" $?
+        || note_failure "$impl" "build-$out" "$log" $?
 }
 for impl in "${IMPLS[@]}"; do
     build "$impl" pingpong pingpong.c
@@ -79,22 +87,25 @@ for impl in "${IMPLS[@]}"; do
     build "$impl" session_hello startup.c -DUSE_SESSIONS
     build "$impl" reinit reinit.c
 done
+build tcp plain_tcp plain_tcp.c
 
 # ---------------------------------------------------------------- helpers
 # run_case impl case prog np limit outfile [program args...]
-# Runs one program under the implementation's launcher, with the variables
-# in the array RUN_ENV (NAME=VALUE) added to the environment; 0 on success.
+# Runs one program under the implementation's launcher (directly if it has
+# none; np is then unused), with the variables in the array RUN_ENV
+# (NAME=VALUE) added to the environment; 0 on success.
 RUN_ENV=()
 run_case() {
     local impl=$1 case=$2 prog=$3 np=$4 limit=$5 out=$6; shift 6
-    [[ -n ${BROKEN[$impl:$case]:-} || -n ${BROKEN[$impl:$prog]:-} ]] && return 1
-    local log=$OUT/log/$impl.$case.err rc=0
+    [[ -n ${BROKEN[$impl:$case]:-} || -n ${BROKEN[$impl:build-$prog]:-} ]] && return 1
+    local log=$OUT/log/$impl.$case.err rc=0 cmd=("$OUT/$impl/$prog")
+    [[ -n ${RUN[$impl]} ]] && cmd=("${RUN[$impl]}" -n "$np" "${cmd[@]}")
     if (( ${#RUN_ENV[@]} )); then
-        env "${RUN_ENV[@]}" timeout -k 5 "$limit" "${RUN[$impl]}" -n "$np" \
-            "$OUT/$impl/$prog" "$@" >"$out" 2>"$log" </dev/null || rc=$?
+        env "${RUN_ENV[@]}" timeout -k 5 "$limit" \
+            "${cmd[@]}" "$@" >"$out" 2>"$log" </dev/null || rc=$?
     else
-        timeout -k 5 "$limit" "${RUN[$impl]}" -n "$np" \
-            "$OUT/$impl/$prog" "$@" >"$out" 2>"$log" </dev/null || rc=$?
+        timeout -k 5 "$limit" \
+            "${cmd[@]}" "$@" >"$out" 2>"$log" </dev/null || rc=$?
     fi
     if [[ $rc != 0 ]]; then
         note_failure "$impl" "$case" "$log" "$rc" "$limit"
@@ -102,8 +113,13 @@ run_case() {
     fi
 }
 
-# Order of the two implementations in repetition $1: alternates.
-order() { if (( $1 % 2 )); then echo mp ox; else echo ox mp; fi; }
+# Order of the implementations ($2...; default oxmpi and MPICH) in
+# repetition $1: rotated by one each repetition, so each goes first in turn.
+order() {
+    local rep=$1 i; shift
+    local l=("$@"); (( ${#l[@]} )) || l=("${IMPLS[@]}")
+    for (( i = 0; i < ${#l[@]}; i++ )); do echo "${l[(i + rep) % ${#l[@]}]}"; done
+}
 
 # median of the numbers on stdin ("n/a" if none)
 median() {
@@ -155,6 +171,7 @@ fmt() { # number with $1 decimals (3 significant digits below 1), or n/a
 }
 
 row() { printf "  %-22s %12s %12s %8s   %-10s %s\n" "$@"; }
+row3() { printf "  %-22s %12s %12s %12s %8s   %-10s %s\n" "$@"; } # tcp table
 
 T_BEGIN=$EPOCHREALTIME
 
@@ -170,6 +187,41 @@ for rep in $(seq 1 "$REPS"); do
             || rm -f "$OUT/res/bandwidth.$impl.$rep"
     done
 done
+
+# ---------------------------------------------------------------- tcp
+# Issue 5: oxmpi over TCP against plain TCP (plain_tcp.c) in the same run,
+# MPICH over TCP for reference.  oxmpi: OXMPI_TRANSPORT=tcp (no shared
+# memory, and single copy is offered only to peers reached through shared
+# memory, so every byte crosses a socket); MPICH: UCX with only its tcp and
+# self transports (no shared memory, no cma).  plain_tcp.c polls its
+# sockets as the MPI libraries do.
+tcp_env() { # impl: sets RUN_ENV for the tcp section
+    case $1 in
+        ox) RUN_ENV=(OXMPI_TRANSPORT=tcp) ;;
+        mp) RUN_ENV=("UCX_TLS=tcp,self") ;;
+        *)  RUN_ENV=() ;;
+    esac
+}
+echo "running tcp: oxmpi, MPICH and plain TCP ($REPS repetitions each, rotating) ..."
+for rep in $(seq 1 "$REPS"); do
+    for impl in $(order "$rep" ox mp tcp); do
+        tcp_env "$impl"
+        if [[ $impl == tcp ]]; then
+            run_case tcp latency plain_tcp 2 $T_P2P "$OUT/res/tcp-latency.tcp.$rep" latency
+        else
+            run_case "$impl" pingpong-tcp pingpong 2 $T_P2P "$OUT/res/tcp-latency.$impl.$rep"
+        fi || rm -f "$OUT/res/tcp-latency.$impl.$rep"
+    done
+    for impl in $(order "$rep" ox mp tcp); do
+        tcp_env "$impl"
+        if [[ $impl == tcp ]]; then
+            run_case tcp bandwidth plain_tcp 2 $T_P2P "$OUT/res/tcp-bandwidth.tcp.$rep" bandwidth
+        else
+            run_case "$impl" bandwidth-tcp bandwidth 2 $T_P2P "$OUT/res/tcp-bandwidth.$impl.$rep"
+        fi || rm -f "$OUT/res/tcp-bandwidth.$impl.$rep"
+    done
+done
+RUN_ENV=()
 
 # ---------------------------------------------------------------- start-up
 echo "running start-up ($START_RUNS runs of each case per implementation) ..."
@@ -234,6 +286,23 @@ for size in 8 65536 262144 1048576 4194304; do
     r=$(ratio "$o" "$m"); t=""; v=""
     if (( size >= 65536 )); then t=">= 1.3"; verdict "$r" ">=" 1.3; v=$V; fi
     row "$(human "$size")" "$(fmt 1 "$o")" "$(fmt 1 "$m")" "$r" "$t" "$v"
+done
+
+echo
+echo "TCP (2 processes over loopback TCP; latency lower, bandwidth higher is better; ratio = oxmpi / plain TCP)"
+echo "  (oxmpi: OXMPI_TRANSPORT=tcp; MPICH: UCX_TLS=tcp,self; plain TCP: plain_tcp.c, polling)"
+row3 measure oxmpi MPICH "plain TCP" ratio target ""
+for what in latency bandwidth; do
+    if [[ $what == latency ]]; then
+        key=8; label="8 B latency (us)"; op="<="; lim=1.15; d=3
+    else
+        key=1048576; label="1 MiB bandwidth (MB/s)"; op=">="; lim=0.9; d=1
+    fi
+    o=$(med_of "$OUT/res/tcp-$what.ox" "$key"); m=$(med_of "$OUT/res/tcp-$what.mp" "$key")
+    p=$(med_of "$OUT/res/tcp-$what.tcp" "$key")
+    r=$(ratio "$o" "$p")
+    verdict "$r" "$op" "$lim"
+    row3 "$label" "$(fmt "$d" "$o")" "$(fmt "$d" "$m")" "$(fmt "$d" "$p")" "$r" "$op $lim" "$V"
 done
 
 echo
