@@ -26,6 +26,10 @@ pub struct Config {
     /// `OXMPI_IFACE`: the interface (or address) the TCP transport listens
     /// on; default: the first interface that is up and not loopback.
     pub iface: Option<String>,
+    /// `OXMPI_SPIN_POLLS`: polls a blocking call makes before it starts
+    /// yielding the CPU; default: long when this node's ranks fit on its
+    /// cores, short when they oversubscribe them (see `core::progress`).
+    pub spin_polls: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,6 +104,15 @@ impl Config {
             initial_errhandler: initial_errhandler(),
             transport: transport_choice(),
             iface: std::env::var("OXMPI_IFACE").ok().filter(|v| !v.is_empty()),
+            spin_polls: std::env::var("OXMPI_SPIN_POLLS").ok().and_then(|v| {
+                match v.trim().parse() {
+                    Ok(n) => Some(n),
+                    Err(_) => {
+                        eprintln!("oxmpi: ignoring OXMPI_SPIN_POLLS={v}: expected a number");
+                        None
+                    }
+                }
+            }),
         }
     }
 }

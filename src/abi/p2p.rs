@@ -170,19 +170,56 @@ pub unsafe fn start_send(
     comm: MPI_Comm,
     mode: Mode,
 ) -> MpiResult<MPI_Request> {
+    match unsafe { begin_send(buf, n, datatype, dest, tag, comm, mode, false) }? {
+        SendStart::Pending(id) => Ok(id),
+        SendStart::Finished => unreachable!("only a blocking send finishes at once"),
+    }
+}
+
+/// How a send began.
+enum SendStart {
+    /// A blocking send left at once (no request).
+    Finished,
+    Pending(MPI_Request),
+}
+
+/// Starts a send; a `blocking` standard or ready-mode send that can leave
+/// at once does so without a request (the latency-critical path: one lock,
+/// no allocation).
+///
+/// # Safety
+/// As [`start_send`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn begin_send(
+    buf: *const c_void,
+    n: usize,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    mode: Mode,
+    blocking: bool,
+) -> MpiResult<SendStart> {
     check_tag(tag, false)?;
     let buf = unsafe { message_buffer(buf, n, datatype) }?;
     let mut rt = runtime::lock();
     let Some(route) = Route::to(&rt, comm, dest)? else {
-        return Ok(rt.p2p.completed_null());
+        if blocking {
+            return Ok(SendStart::Finished);
+        }
+        return Ok(SendStart::Pending(rt.p2p.completed_null()));
     };
     let args = route.send(buf, tag, mode);
     let (engine, endpoints) = rt.engine_and_endpoints()?;
     if mode == Mode::Buffered {
         engine.bsend(endpoints, args)?;
-        return Ok(engine.completed(MPI_Status::default()));
+        return Ok(SendStart::Pending(engine.completed(MPI_Status::default())));
     }
-    Ok(engine.isend(endpoints, args))
+    if blocking && matches!(mode, Mode::Standard | Mode::Ready) && engine.send_now(endpoints, &args)
+    {
+        return Ok(SendStart::Finished);
+    }
+    Ok(SendStart::Pending(engine.isend(endpoints, args)))
 }
 
 /// Starts a receive and returns its request.
@@ -267,8 +304,10 @@ unsafe fn blocking_send(
     mode: Mode,
 ) -> MpiResult {
     let n = elements(n, "count")?;
-    let id = unsafe { start_send(buf, n, datatype, dest, tag, comm, mode) }?;
-    wait_request(id).map(|_| ())
+    match unsafe { begin_send(buf, n, datatype, dest, tag, comm, mode, true) }? {
+        SendStart::Finished => Ok(()),
+        SendStart::Pending(id) => wait_request(id).map(|_| ()),
+    }
 }
 
 #[allow(clippy::too_many_arguments)]

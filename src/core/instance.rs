@@ -106,6 +106,7 @@ impl Process {
                 }
             }
         }
+        super::progress::set_local_processes(local_count as usize);
         let psets = ProcessSets::new(
             placement.rank,
             placement.size,

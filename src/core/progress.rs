@@ -1,15 +1,40 @@
 //! Waiting: how a blocking call waits for its condition while moving
 //! traffic along. It takes the runtime lock only to make progress and test
 //! the condition, so other threads' calls run in between; between tries it
-//! spins a little, then yields the CPU, so many ranks oversubscribing few
-//! cores still progress at full speed; a long wait then sleeps on the
+//! spins, then yields the CPU, so many ranks oversubscribing few cores
+//! still progress at full speed; a long wait then sleeps on the
 //! shared-memory doorbell that senders ring.
+//!
+//! How long it spins depends on the node: when this node's ranks fit on
+//! the cores this process may use, a peer's reply comes from a process that
+//! is running, so polling on (as MPICH does) gives the lowest latency; when
+//! they oversubscribe the cores, the reply needs this process's core, so
+//! it yields early. `OXMPI_SPIN_POLLS` overrides the choice.
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use super::error::MpiResult;
 use super::runtime::{self, Runtime};
 
-const SPINS: u32 = 64;
+/// Polls before yielding when the node's ranks oversubscribe its cores.
+const SHARED_CORE_SPINS: u32 = 64;
+/// Polls before yielding when each rank has a core (a few milliseconds).
+const OWN_CORE_SPINS: u32 = 1 << 15;
+/// The polls of the current policy (see [`set_local_processes`]).
+static SPINS: AtomicU32 = AtomicU32::new(SHARED_CORE_SPINS);
+
+/// Chooses the spin policy for `local` processes on this node.
+pub fn set_local_processes(local: usize) {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let spins = crate::config::get()
+        .spin_polls
+        .unwrap_or(if local <= cores {
+            OWN_CORE_SPINS
+        } else {
+            SHARED_CORE_SPINS
+        });
+    SPINS.store(spins, Ordering::Relaxed);
+}
 /// Yields before sleeping on the doorbell.
 const YIELDS: u32 = 512;
 /// The longest sleep: frames that ring no doorbell (from this process's
@@ -21,9 +46,16 @@ const NAP: Duration = Duration::from_millis(1);
 fn sleep_until_rung<T>(
     poll: &mut impl FnMut(&mut Runtime) -> MpiResult<Option<T>>,
 ) -> MpiResult<Option<T>> {
-    let bell = runtime::lock().doorbell();
+    let (bell, tcp_fd) = {
+        let mut rt = runtime::lock();
+        (rt.doorbell(), rt.tcp_ready_fd())
+    };
     let Some(bell) = bell else {
-        std::thread::sleep(NAP / 20);
+        // No shared memory: sleep until a TCP socket is ready (or briefly).
+        match tcp_fd {
+            Some(fd) => crate::transport::tcp::wait_readable(fd, NAP),
+            None => std::thread::sleep(NAP / 20),
+        }
         return Ok(None);
     };
     let ticket = bell.prepare_sleep();
@@ -43,6 +75,7 @@ fn sleep_until_rung<T>(
 
 /// Runs `poll` under the lock, after progress, until it returns a value.
 pub fn block_on<T>(mut poll: impl FnMut(&mut Runtime) -> MpiResult<Option<T>>) -> MpiResult<T> {
+    let spins = SPINS.load(Ordering::Relaxed);
     let mut tries: u32 = 0;
     loop {
         {
@@ -58,9 +91,9 @@ pub fn block_on<T>(mut poll: impl FnMut(&mut Runtime) -> MpiResult<Option<T>>) -
             tries = 0;
             continue;
         }
-        if tries < SPINS {
+        if tries < spins {
             std::hint::spin_loop();
-        } else if tries < SPINS + YIELDS {
+        } else if tries < spins.saturating_add(YIELDS) {
             std::thread::yield_now();
         } else if let Some(value) = sleep_until_rung(&mut poll)? {
             return Ok(value);

@@ -408,6 +408,11 @@ impl Runtime {
             .map(|s| s.doorbell())
     }
 
+    /// This epoch's TCP readiness fd (see `Endpoints::tcp_ready_fd`).
+    pub fn tcp_ready_fd(&self) -> Option<std::os::fd::RawFd> {
+        self.instance.as_ref()?.endpoints.tcp_ready_fd()
+    }
+
     /// Whether a frame waits in this epoch's shared-memory inbox.
     pub fn has_pending_arrivals(&mut self) -> bool {
         self.instance

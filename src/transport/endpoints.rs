@@ -5,13 +5,12 @@
 //! is published (the peer has not entered the epoch yet) frames to it wait,
 //! and the card is looked up again with a growing delay. The progress
 //! engine talks only to this type.
-use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use super::loopback::Loopback;
 use super::shm::inbox::ShmTransport;
 use super::tcp::TcpTransport;
-use super::{ProcessId, Transport};
+use super::{ProcessId, Sink, Transport};
 use crate::bootstrap::card::Card;
 
 /// What happened to a frame handed to [`Endpoints::try_send`].
@@ -51,7 +50,9 @@ pub struct Endpoints {
     tcp: Option<TcpTransport>,
     /// Use tcp even for peers on this node.
     tcp_everywhere: bool,
-    routes: HashMap<ProcessId, Route>,
+    /// Each peer's route, indexed by its process id (ranks are dense, so a
+    /// vector beats hashing on the fast path); `None` until first used.
+    routes: Vec<Option<Route>>,
     /// Polls since the TCP transport was last polled while it had no
     /// connection (its listener is then looked at only now and then).
     idle_tcp_polls: u32,
@@ -77,7 +78,7 @@ impl Endpoints {
             shm: None,
             tcp: None,
             tcp_everywhere: false,
-            routes: HashMap::new(),
+            routes: Vec::new(),
             idle_tcp_polls: 0,
             tcp_routes: 0,
             unknown_routes: 0,
@@ -122,6 +123,13 @@ impl Endpoints {
         self.epoch
     }
 
+    /// An fd that polls readable when the TCP transport has a socket ready
+    /// (its epoll set), for sleeping until a frame comes.
+    pub fn tcp_ready_fd(&self) -> Option<std::os::fd::RawFd> {
+        use std::os::fd::AsRawFd;
+        self.tcp.as_ref().map(|t| t.as_raw_fd())
+    }
+
     pub fn shm(&mut self) -> Option<&mut ShmTransport> {
         self.shm.as_mut()
     }
@@ -134,7 +142,7 @@ impl Endpoints {
         }
         let shm = self.shm.as_ref().map(|s| s.max_frame());
         let tcp = self.tcp.as_ref().map(|t| t.max_frame());
-        match self.routes.get(&dest) {
+        match self.route(dest) {
             Some(Route::Shm) => shm.unwrap_or(usize::MAX),
             Some(Route::Tcp) => tcp.unwrap_or(usize::MAX),
             _ => shm
@@ -151,13 +159,32 @@ impl Endpoints {
         len: usize,
         fill: &mut dyn FnMut(&mut [u8]),
     ) -> SendOutcome {
+        self.send_through(dest, &mut |t: &mut dyn Transport| {
+            t.try_send(dest, len, fill)
+        })
+    }
+
+    /// As [`Endpoints::try_send`] for a frame of two parts (see
+    /// [`Transport::try_send_parts`]).
+    pub fn try_send_parts(&mut self, dest: ProcessId, head: &[u8], body: &[u8]) -> SendOutcome {
+        self.send_through(dest, &mut |t: &mut dyn Transport| {
+            t.try_send_parts(dest, head, body)
+        })
+    }
+
+    /// Hands a frame to `dest`'s transport with `send`.
+    fn send_through(
+        &mut self,
+        dest: ProcessId,
+        send: &mut dyn FnMut(&mut dyn Transport) -> bool,
+    ) -> SendOutcome {
         if dest == self.me {
-            return match self.loopback.try_send(dest, len, fill) {
+            return match send(&mut self.loopback) {
                 true => SendOutcome::Sent,
                 false => SendOutcome::NotNow,
             };
         }
-        if !self.routes.contains_key(&dest) {
+        if self.route(dest).is_none() {
             self.set_route(
                 dest,
                 Route::Unknown {
@@ -166,17 +193,16 @@ impl Endpoints {
                 },
             );
         }
-        let route = self.routes.get_mut(&dest).expect("just set");
-        match route {
-            Route::Shm => match self.shm.as_mut().map(|s| s.try_send(dest, len, fill)) {
+        match &self.routes[dest as usize] {
+            Some(Route::Shm) => match self.shm.as_mut().map(|shm| send(shm)) {
                 Some(true) => SendOutcome::Sent,
                 _ => SendOutcome::NotNow,
             },
-            Route::Tcp => {
+            Some(Route::Tcp) => {
                 let Some(tcp) = self.tcp.as_mut() else {
                     return SendOutcome::Unreachable("no TCP transport".into());
                 };
-                if tcp.try_send(dest, len, fill) {
+                if send(tcp) {
                     return SendOutcome::Sent;
                 }
                 if tcp.connect_failures(dest) > TCP_GIVE_UP {
@@ -186,9 +212,20 @@ impl Endpoints {
                 }
                 SendOutcome::NotNow
             }
-            Route::Unknown { .. } => SendOutcome::NotNow,
-            Route::Unreachable(why) => SendOutcome::Unreachable(why.clone()),
+            Some(Route::Unknown { .. }) => SendOutcome::NotNow,
+            Some(Route::Unreachable(why)) => SendOutcome::Unreachable(why.clone()),
+            None => unreachable!("route set above"),
         }
+    }
+
+    /// Whether frames to `peer` go through shared memory (it runs on this
+    /// node and can read this process's memory by process id).
+    pub fn reaches_through_shm(&self, peer: ProcessId) -> bool {
+        matches!(self.route(peer), Some(Route::Shm))
+    }
+
+    fn route(&self, peer: ProcessId) -> Option<&Route> {
+        self.routes.get(peer as usize).and_then(Option::as_ref)
     }
 
     /// Sets a peer's route, keeping the counts of unknown and tcp routes.
@@ -199,7 +236,11 @@ impl Endpoints {
             _ => (0, 0),
         };
         let (new_unknown, new_tcp) = counts(&route);
-        if let Some(old) = self.routes.insert(peer, route) {
+        let index = peer as usize;
+        if self.routes.len() <= index {
+            self.routes.resize_with(index + 1, || None);
+        }
+        if let Some(old) = self.routes[index].replace(route) {
             let (old_unknown, old_tcp) = counts(&old);
             self.unknown_routes -= old_unknown;
             self.tcp_routes -= old_tcp;
@@ -236,8 +277,9 @@ impl Endpoints {
         let now = Instant::now();
         self.routes
             .iter()
+            .enumerate()
             .filter_map(|(p, r)| match r {
-                Route::Unknown { next_try, .. } if *next_try <= now => Some(*p),
+                Some(Route::Unknown { next_try, .. }) if *next_try <= now => Some(p as ProcessId),
                 _ => None,
             })
             .collect()
@@ -246,7 +288,7 @@ impl Endpoints {
     /// The result of looking up `peer`'s card for this epoch.
     pub fn resolve(&mut self, peer: ProcessId, card: Option<Card>) {
         let route = match card {
-            None => match self.routes.get(&peer) {
+            None => match self.route(peer) {
                 Some(Route::Unknown { delay, .. }) => {
                     let delay = (*delay * 2).min(LAST_RETRY);
                     Route::Unknown {
@@ -294,17 +336,17 @@ impl Endpoints {
     }
 
     /// Polls every transport; returns the number of frames delivered.
-    pub fn poll(&mut self, deliver: &mut dyn FnMut(ProcessId, &[u8])) -> usize {
-        let mut n = self.loopback.poll(deliver);
+    pub fn poll(&mut self, sink: &mut dyn Sink) -> usize {
+        let mut n = self.loopback.poll(sink);
         if let Some(shm) = &mut self.shm {
-            n += shm.poll(deliver);
+            n += shm.poll(sink);
         }
         if let Some(tcp) = &mut self.tcp {
             let active = self.tcp_routes > 0 || tcp.connection_count() > 0;
             self.idle_tcp_polls += 1;
             if active || self.idle_tcp_polls >= IDLE_TCP_POLL_EVERY {
                 self.idle_tcp_polls = 0;
-                n += tcp.poll(deliver);
+                n += tcp.poll(sink);
             }
         }
         n

@@ -2,7 +2,7 @@
 //! and delivered at the next poll.
 use std::collections::VecDeque;
 
-use super::{ProcessId, Transport};
+use super::{ProcessId, Sink, Transport};
 
 pub struct Loopback {
     me: ProcessId,
@@ -34,13 +34,13 @@ impl Transport for Loopback {
         true
     }
 
-    fn poll(&mut self, deliver: &mut dyn FnMut(ProcessId, &[u8])) -> usize {
+    fn poll(&mut self, sink: &mut dyn Sink) -> usize {
         // Frames queued while delivering wait for the next poll, so a
         // delivery that answers itself cannot loop forever.
         let n = self.queue.len();
         for _ in 0..n {
             let frame = self.queue.pop_front().expect("n frames are queued");
-            deliver(self.me, &frame);
+            sink.deliver(self.me, &frame);
         }
         n
     }
@@ -57,7 +57,7 @@ mod tests {
             assert!(l.try_send(3, 2, &mut |b: &mut [u8]| b.copy_from_slice(&[i, i])));
         }
         let mut got = Vec::new();
-        assert_eq!(l.poll(&mut |src, f| got.push((src, f.to_vec()))), 3);
+        assert_eq!(l.poll(&mut |src, f: &[u8]| got.push((src, f.to_vec()))), 3);
         assert_eq!(got, vec![(3, vec![0, 0]), (3, vec![1, 1]), (3, vec![2, 2])]);
     }
 }

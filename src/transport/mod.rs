@@ -13,6 +13,72 @@ pub mod tcp;
 /// A process of the job, by its rank in the launcher's job.
 pub type ProcessId = u32;
 
+/// How many leading bytes of a frame [`Sink::place`] looks at (the
+/// engine's frame header).
+pub const PLACE_HEAD: usize = crate::core::p2p::frame::HEADER_LEN;
+
+/// Where arriving frames go. Every transport hands whole frames to
+/// `deliver`; a transport that reads from a byte stream (tcp) may first ask
+/// `place` whether the rest of a large frame can be read straight into its
+/// final destination (a posted receive buffer), saving a copy.
+pub trait Sink {
+    fn deliver(&mut self, from: ProcessId, frame: &[u8]);
+
+    /// For a frame of `len` bytes from `from` that starts with `head`
+    /// ([`PLACE_HEAD`] bytes): the memory where its other `len -
+    /// PLACE_HEAD` bytes belong, or `None` to have it delivered whole.
+    fn place(&mut self, _from: ProcessId, _head: &[u8], _len: usize) -> Option<Placement> {
+        None
+    }
+
+    /// Every byte of a placed frame (`body_len` after its head) has been
+    /// written to its placement.
+    fn placed(&mut self, _from: ProcessId, _head: &[u8], _body_len: usize) {}
+}
+
+/// Any closure taking whole frames is a sink that places nothing.
+impl<F: FnMut(ProcessId, &[u8])> Sink for F {
+    fn deliver(&mut self, from: ProcessId, frame: &[u8]) {
+        self(from, frame)
+    }
+}
+
+/// Memory a frame's body is written to directly (see [`Sink::place`]).
+#[derive(Debug)]
+pub struct Placement {
+    ptr: std::ptr::NonNull<u8>,
+    len: usize,
+}
+
+impl Placement {
+    /// # Safety
+    /// `ptr` must be valid for writes of `len` bytes, and nothing else may
+    /// read or write that memory, until the sink's `placed` is called for
+    /// the frame or the transport that asked is dropped.
+    pub unsafe fn new(ptr: std::ptr::NonNull<u8>, len: usize) -> Placement {
+        Placement { ptr, len }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The memory, to be written.
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: `new`'s contract: valid for writes and not aliased while
+        // the placement lives.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+// SAFETY: a placement is exclusive access to its memory (`new`'s contract),
+// like a `&mut [u8]`, which is Send.
+unsafe impl Send for Placement {}
+
 /// What one transport does: carry whole frames to peers in order, and
 /// report the frames that arrived.
 pub trait Transport {
@@ -25,7 +91,17 @@ pub trait Transport {
     /// progress).
     fn try_send(&mut self, dest: ProcessId, len: usize, fill: &mut dyn FnMut(&mut [u8])) -> bool;
 
+    /// Hands a frame made of `head` then `body` to `dest`, as `try_send`
+    /// does; a stream transport writes `body` from where it lies (the
+    /// user's buffer) instead of copying it first.
+    fn try_send_parts(&mut self, dest: ProcessId, head: &[u8], body: &[u8]) -> bool {
+        self.try_send(dest, head.len() + body.len(), &mut |frame: &mut [u8]| {
+            frame[..head.len()].copy_from_slice(head);
+            frame[head.len()..].copy_from_slice(body);
+        })
+    }
+
     /// Delivers the frames that arrived, in order per sender; returns how
     /// many.
-    fn poll(&mut self, deliver: &mut dyn FnMut(ProcessId, &[u8])) -> usize;
+    fn poll(&mut self, sink: &mut dyn Sink) -> usize;
 }

@@ -44,7 +44,7 @@ use crate::core::handles::{HandleTable, ObjectKind};
 use crate::core::matching::{Envelope, Matcher, Pattern};
 pub use crate::transport::endpoints::Endpoints;
 use crate::transport::endpoints::SendOutcome;
-use crate::transport::ProcessId;
+use crate::transport::{Placement, ProcessId, Sink};
 
 /// Messages up to this size (plus header, and within the transport's frame
 /// limit) go eagerly.
@@ -130,6 +130,37 @@ impl Engine {
         id
     }
 
+    /// The fast path of a blocking standard-mode send: when the message is
+    /// eager, nothing waits before it for `dest` and the transport has room,
+    /// it leaves straight from the user's buffer and the send is over, with
+    /// no request at all. Returns false, having done nothing, otherwise (the
+    /// caller then starts a request, which also reports an unreachable peer).
+    pub fn send_now(&mut self, ep: &mut Endpoints, args: &SendArgs) -> bool {
+        let dest = args.dest;
+        let len = args.buf.len();
+        if args.synchronous
+            || len + HEADER_LEN > ep.max_frame(dest).min(EAGER_LIMIT + HEADER_LEN)
+            || (!self.outbox.is_empty() && self.outbox.contains_key(&dest))
+        {
+            return false;
+        }
+        let header = FrameHeader {
+            kind: FrameKind::Eager,
+            flags: 0,
+            tag: args.tag,
+            source: args.source,
+            context_id: args.context_id,
+            total_len: len as u64,
+            id_a: 0,
+            id_b: 0,
+        };
+        let outcome = ep.try_send(dest, HEADER_LEN + len, &mut |frame: &mut [u8]| {
+            header.encode(frame);
+            args.buf.pack(0, &mut frame[HEADER_LEN..]);
+        });
+        outcome == SendOutcome::Sent
+    }
+
     /// Starts a send on the existing request `id` (new, or persistent).
     pub(super) fn launch_send(&mut self, ep: &mut Endpoints, id: MPI_Request, args: SendArgs) {
         let len = args.buf.len();
@@ -171,8 +202,11 @@ impl Engine {
         } else {
             header.kind = FrameKind::RequestToSend;
             let offer = match &self.requests.get(id).map(|r| &r.op) {
+                // The receiver reads the data by process id: only a process
+                // on this node (through shm) may be offered that.
                 Some(Operation::Send(s))
-                    if crate::config::get().shm_single_copy || dest == ep.me() =>
+                    if (crate::config::get().shm_single_copy && ep.reaches_through_shm(dest))
+                        || dest == ep.me() =>
                 {
                     s.buf.contiguous_block()
                 }
@@ -202,7 +236,8 @@ impl Engine {
         };
         let dest = send.dest;
         let len = send.buf.len();
-        let queued_before = self.outbox.get(&dest).is_some_and(|q| !q.is_empty());
+        let queued_before =
+            !self.outbox.is_empty() && self.outbox.get(&dest).is_some_and(|q| !q.is_empty());
         let mut sent = false;
         if !queued_before {
             let outcome = ep.try_send(dest, HEADER_LEN + len, &mut |frame: &mut [u8]| {
@@ -383,10 +418,20 @@ impl Engine {
                     let piece = (ep.max_frame(dest) - HEADER_LEN).min(total - start);
                     let mut header = FrameHeader::control(FrameKind::Data, 0, recv);
                     header.total_len = start as u64;
-                    let outcome = ep.try_send(dest, HEADER_LEN + piece, &mut |out: &mut [u8]| {
-                        header.encode(out);
-                        op.buf.pack(start, &mut out[HEADER_LEN..]);
-                    });
+                    let outcome = match op.buf.contiguous_bytes(start, piece) {
+                        // One block: the transport takes the piece from
+                        // where it lies (a stream transport writes it to
+                        // the kernel directly).
+                        Some(body) => {
+                            let mut head = [0u8; HEADER_LEN];
+                            header.encode(&mut head);
+                            ep.try_send_parts(dest, &head, body)
+                        }
+                        None => ep.try_send(dest, HEADER_LEN + piece, &mut |out: &mut [u8]| {
+                            header.encode(out);
+                            op.buf.pack(start, &mut out[HEADER_LEN..]);
+                        }),
+                    };
                     match outcome {
                         SendOutcome::Sent => {
                             let next = start + piece;
@@ -743,7 +788,7 @@ impl Engine {
         // Frames are handled where they lie in the transport; the replies
         // they cause are queued and leave in the flush below.
         let engine = &mut *self;
-        let n = ep.poll(&mut |from, frame| engine.on_frame(from, frame));
+        let n = ep.poll(engine);
         self.flush_all(ep);
         n > 0
     }
@@ -950,6 +995,37 @@ impl Taken {
                 let free_error = g.free();
                 (status, error.or(free_error))
             }
+        }
+    }
+}
+
+/// Arriving frames: handled in place; a data piece for a receive into one
+/// block of memory is placed there directly by a stream transport.
+impl Sink for Engine {
+    fn deliver(&mut self, from: ProcessId, frame: &[u8]) {
+        self.on_frame(from, frame);
+    }
+
+    fn place(&mut self, _from: ProcessId, head: &[u8], len: usize) -> Option<Placement> {
+        let header = FrameHeader::decode(head)?;
+        if header.kind != FrameKind::Data {
+            return None;
+        }
+        let Some(Request {
+            op: Operation::Recv(recv),
+            ..
+        }) = self.requests.get(header.id_b as u32 as c_int)
+        else {
+            return None;
+        };
+        recv.matched?;
+        recv.buf
+            .placement(header.total_len as usize, len.checked_sub(HEADER_LEN)?)
+    }
+
+    fn placed(&mut self, _from: ProcessId, head: &[u8], body_len: usize) {
+        if let Some(header) = FrameHeader::decode(head) {
+            self.receive_cut(header.id_b as u32 as c_int, body_len);
         }
     }
 }

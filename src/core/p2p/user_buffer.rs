@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use crate::abi::constants::MPI_BYTE;
 use crate::core::datatype::{self, Datatype};
+use crate::transport::Placement;
 
 #[derive(Clone)]
 pub struct UserBuffer {
@@ -100,6 +101,43 @@ impl UserBuffer {
         // the runtime lock.
         let bytes = unsafe { std::slice::from_raw_parts_mut(start as *mut u8, len) };
         Some(f(bytes))
+    }
+
+    /// Bytes `[offset, offset + len)` of the message, when the buffer is
+    /// one block that holds them (a send takes them from there).
+    pub fn contiguous_bytes(&self, offset: usize, len: usize) -> Option<&[u8]> {
+        let (start, total) = self.contiguous_block()?;
+        if offset.checked_add(len)? > total {
+            return None;
+        }
+        if len == 0 {
+            return Some(&[]);
+        }
+        // SAFETY: the range lies within the buffer, readable per `new`'s
+        // contract (or owned) while `self` lives; a send's buffer is not
+        // written by MPI.
+        Some(unsafe { std::slice::from_raw_parts((start + offset) as *const u8, len) })
+    }
+
+    /// Bytes `[offset, offset + len)` of the message as memory a transport
+    /// writes into directly, when the buffer is one block that holds them.
+    /// The engine touches that memory no more until the transport reports
+    /// the bytes written (`Sink::placed`).
+    pub fn placement(&self, offset: usize, len: usize) -> Option<Placement> {
+        debug_assert!(
+            self.owned.is_none(),
+            "packed buffers are never received into"
+        );
+        let (start, total) = self.contiguous_block()?;
+        if len == 0 || offset.checked_add(len)? > total {
+            return None;
+        }
+        let ptr = std::ptr::NonNull::new((start + offset) as *mut u8)?;
+        // SAFETY: `len` bytes at `offset` lie within the user's receive
+        // buffer, valid for writes per `new`'s contract until the receive
+        // completes, which waits for these bytes; the engine does not touch
+        // them meanwhile.
+        Some(unsafe { Placement::new(ptr, len) })
     }
 
     /// Where the data lies when it is one block (for single-copy reads).

@@ -8,12 +8,10 @@
 //! producer (the sender whose local index it carries) and one consumer
 //! (the owner); the owner unlinks its inbox when the epoch ends (or it
 //! exits), and mpiexec removes what a killed job left.
-use std::collections::HashMap;
-
 use super::doorbell::{Doorbell, DOORBELL_BYTES};
 use super::ring::{self, Consumer, Producer, RingLayout};
 use super::segment::{Segment, SegmentError};
-use crate::transport::{ProcessId, Transport};
+use crate::transport::{ProcessId, Sink, Transport};
 use thiserror::Error;
 
 /// Ring geometry: 16 cells of 16 KiB per sender.
@@ -69,7 +67,8 @@ pub struct ShmTransport {
     local_index: usize,
     /// This process's rank, written into every cell it sends (for replies).
     rank: ProcessId,
-    peers: HashMap<ProcessId, Outbound>,
+    /// Producers on the peers' inboxes, indexed by process id.
+    peers: Vec<Option<Outbound>>,
 }
 
 impl ShmTransport {
@@ -104,7 +103,7 @@ impl ShmTransport {
             doorbell,
             local_index,
             rank,
-            peers: HashMap::new(),
+            peers: Vec::new(),
         })
     }
 
@@ -125,7 +124,8 @@ impl ShmTransport {
     /// Whether we write to `peer`'s inbox named `segment_name` already.
     pub fn is_connected_to(&self, peer: ProcessId, segment_name: &str) -> bool {
         self.peers
-            .get(&peer)
+            .get(peer as usize)
+            .and_then(Option::as_ref)
             .is_some_and(|o| o.segment.name() == segment_name)
     }
 
@@ -153,14 +153,15 @@ impl ShmTransport {
                 Producer::attach(region, layout()).map_err(|e| layout_error(segment_name, e))?;
             (producer, Doorbell::attach(base.add(64)))
         };
-        self.peers.insert(
-            peer,
-            Outbound {
-                segment,
-                producer,
-                doorbell,
-            },
-        );
+        let index = peer as usize;
+        if self.peers.len() <= index {
+            self.peers.resize_with(index + 1, || None);
+        }
+        self.peers[index] = Some(Outbound {
+            segment,
+            producer,
+            doorbell,
+        });
         Ok(())
     }
 }
@@ -171,7 +172,7 @@ impl Transport for ShmTransport {
     }
 
     fn try_send(&mut self, dest: ProcessId, len: usize, fill: &mut dyn FnMut(&mut [u8])) -> bool {
-        let Some(peer) = self.peers.get_mut(&dest) else {
+        let Some(Some(peer)) = self.peers.get_mut(dest as usize) else {
             return false;
         };
         // The cell's kind carries the sender's rank, for replies.
@@ -186,11 +187,11 @@ impl Transport for ShmTransport {
         pushed
     }
 
-    fn poll(&mut self, deliver: &mut dyn FnMut(ProcessId, &[u8])) -> usize {
+    fn poll(&mut self, sink: &mut dyn Sink) -> usize {
         let mut n = 0;
         for consumer in &mut self.consumers {
             while let Some(cell) = consumer.peek() {
-                deliver(cell.kind, cell.payload);
+                sink.deliver(cell.kind, cell.payload);
                 consumer.pop();
                 n += 1;
             }

@@ -6,9 +6,9 @@ use std::net::{SocketAddr, TcpStream};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::Instant;
 
-use super::framing::{InBuffer, OutBuffer};
+use super::framing::{InBuffer, OutBuffer, LEN_BYTES};
 use super::poller::{Poller, READABLE, WRITABLE};
-use crate::transport::ProcessId;
+use crate::transport::{Placement, ProcessId, PLACE_HEAD};
 
 /// Where a connection stands. Frames flow only once `Established`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,7 +34,30 @@ pub struct Connection {
     pub write_blocked: bool,
     /// What the poller watches for on this socket.
     interest: u32,
+    /// The frame whose body is being read straight into its destination.
+    pub placing: Option<Placing>,
+    /// The sink declined to place the frame at the front of `input`: it
+    /// is delivered whole once complete (and `place` not asked again).
+    pub front_declined: bool,
+    /// The last frame was placed: the next read asks only for a frame's
+    /// prefix and head, so that a following data frame's body is placed
+    /// too instead of landing in `input`.
+    pub streaming: bool,
 }
+
+/// A frame being placed: its head (for `Sink::placed`) and how much of its
+/// body has arrived.
+pub struct Placing {
+    pub head: [u8; PLACE_HEAD],
+    pub body: Placement,
+    pub filled: usize,
+}
+
+/// Parts of one vectored frame, at most.
+const MAX_PARTS: usize = 4;
+
+/// What a frame's first read should ask for after a placed frame.
+pub const PLACE_PREFIX: usize = LEN_BYTES + PLACE_HEAD;
 
 /// What a read brought.
 pub enum Received {
@@ -149,6 +172,9 @@ impl Connection {
             output: OutBuffer::default(),
             write_blocked: false,
             interest: 0,
+            placing: None,
+            front_declined: false,
+            streaming: false,
         }
     }
 
@@ -198,6 +224,80 @@ impl Connection {
             self.write_blocked = !drained;
         }
         Ok(())
+    }
+
+    /// Sends a frame of `parts` (the length prefix first) with one
+    /// `writev` when no output is pending, so the parts go from where they
+    /// lie; what the kernel does not take is copied to the output buffer.
+    /// With output pending, the frame is copied behind it.
+    pub fn send_vectored(&mut self, parts: &[&[u8]]) -> io::Result<()> {
+        if self.output.pending() > 0 || self.write_blocked {
+            for part in parts {
+                self.output.push(part);
+            }
+            return self.flush();
+        }
+        let total: usize = parts.iter().map(|p| p.len()).sum();
+        let mut iov = [libc::iovec {
+            iov_base: std::ptr::null_mut(),
+            iov_len: 0,
+        }; MAX_PARTS];
+        assert!(parts.len() <= MAX_PARTS, "at most {MAX_PARTS} parts");
+        for (slot, part) in iov.iter_mut().zip(parts) {
+            slot.iov_base = part.as_ptr() as *mut libc::c_void;
+            slot.iov_len = part.len();
+        }
+        let written = loop {
+            // SAFETY: every iovec names a live slice of `parts` (only read
+            // by writev) and the fd is this connection's open socket.
+            let n = unsafe {
+                libc::writev(
+                    self.stream.as_raw_fd(),
+                    iov.as_ptr(),
+                    parts.len() as libc::c_int,
+                )
+            };
+            if n >= 0 {
+                break n as usize;
+            }
+            let e = io::Error::last_os_error();
+            match e.kind() {
+                io::ErrorKind::Interrupted => continue,
+                io::ErrorKind::WouldBlock => break 0,
+                _ => return Err(e),
+            }
+        };
+        if written < total {
+            let mut skip = written;
+            for part in parts {
+                if skip >= part.len() {
+                    skip -= part.len();
+                    continue;
+                }
+                self.output.push(&part[skip..]);
+                skip = 0;
+            }
+            self.write_blocked = true;
+        }
+        Ok(())
+    }
+
+    /// One read straight into the body of the frame being placed.
+    pub fn receive_placed(&mut self) -> io::Result<Received> {
+        let placing = self.placing.as_mut().expect("a frame is being placed");
+        let rest = &mut placing.body.as_mut_slice()[placing.filled..];
+        loop {
+            match io::Read::read(&mut self.stream, rest) {
+                Ok(0) => return Ok(Received::End),
+                Ok(n) => {
+                    placing.filled += n;
+                    return Ok(Received::Bytes(n));
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Received::Nothing),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     /// One read of at most `limit` bytes into the input buffer.

@@ -6,7 +6,8 @@
 use std::fmt::Display;
 use std::time::Instant;
 
-use super::connection::{connect_nonblocking, Connection, Received, Stage};
+use super::connection::{connect_nonblocking, Connection, Placing, Received, Stage, PLACE_PREFIX};
+use super::framing::LEN_BYTES;
 use super::handshake::{could_be_hello, Rejection, HELLO_LEN};
 use super::poller::{BROKEN, READABLE, WRITABLE};
 use super::table::Token;
@@ -14,7 +15,7 @@ use super::{
     Link, Peer, TcpTransport, ACCEPTS_PER_POLL, FIRST_RETRY, LAST_RETRY, MAX_FRAME, MAX_HANDSHAKES,
     READ_BUDGET,
 };
-use crate::transport::ProcessId;
+use crate::transport::{ProcessId, Sink, PLACE_HEAD};
 
 impl TcpTransport {
     pub(super) fn start_connect(&mut self, dest: ProcessId) {
@@ -135,12 +136,7 @@ impl TcpTransport {
     }
 
     /// Acts on one ready connection; returns the frames delivered.
-    pub(super) fn service(
-        &mut self,
-        token: Token,
-        flags: u32,
-        deliver: &mut dyn FnMut(ProcessId, &[u8]),
-    ) -> usize {
+    pub(super) fn service(&mut self, token: Token, flags: u32, sink: &mut dyn Sink) -> usize {
         let Some(conn) = self.connections.get_mut(token) else {
             return 0;
         };
@@ -169,7 +165,7 @@ impl TcpTransport {
             return 0;
         }
         let delivered = if flags & (READABLE | BROKEN) != 0 {
-            self.receive(token, deliver)
+            self.receive(token, sink)
         } else {
             0
         };
@@ -178,8 +174,8 @@ impl TcpTransport {
     }
 
     /// Reads what a connection has (within the read budget) and acts on
-    /// it after each read; returns the frames delivered.
-    fn receive(&mut self, token: Token, deliver: &mut dyn FnMut(ProcessId, &[u8])) -> usize {
+    /// it after each read; returns the frames delivered (or placed).
+    fn receive(&mut self, token: Token, sink: &mut dyn Sink) -> usize {
         let mut delivered = 0;
         let mut total = 0;
         loop {
@@ -191,10 +187,21 @@ impl TcpTransport {
                 Stage::AwaitingHello { .. } | Stage::AwaitingAnswer { .. } => {
                     HELLO_LEN - conn.input.buffered().len()
                 }
+                Stage::Established { .. } if conn.placing.is_some() => usize::MAX,
+                Stage::Established { .. }
+                    if conn.streaming && conn.input.buffered().len() < PLACE_PREFIX =>
+                {
+                    PLACE_PREFIX - conn.input.buffered().len()
+                }
                 Stage::Established { .. } => conn.input.frame_read_limit(MAX_FRAME),
                 Stage::Connecting { .. } => return delivered,
             };
-            let got = match conn.receive(limit) {
+            let placing = conn.placing.is_some();
+            let got = match if placing {
+                conn.receive_placed()
+            } else {
+                conn.receive(limit)
+            } {
                 Ok(Received::Bytes(n)) => n,
                 Ok(Received::Nothing) => return delivered,
                 Ok(Received::End) => {
@@ -207,26 +214,22 @@ impl TcpTransport {
                 }
             };
             total += got;
-            match self.advance(token, deliver) {
+            match self.advance(token, sink) {
                 Ok(n) => delivered += n,
                 Err(why) => {
                     self.close(token, why);
                     return delivered;
                 }
             }
-            if got < limit || total >= READ_BUDGET {
+            if (!placing && got < limit) || total >= READ_BUDGET {
                 return delivered;
             }
         }
     }
 
-    /// Moves a connection on with the bytes it has buffered: checks a
-    /// complete hello, delivers complete frames.
-    fn advance(
-        &mut self,
-        token: Token,
-        deliver: &mut dyn FnMut(ProcessId, &[u8]),
-    ) -> Result<usize, String> {
+    /// Moves a connection on with the bytes it has: checks a complete
+    /// hello, finishes a placed frame, places or delivers complete frames.
+    fn advance(&mut self, token: Token, sink: &mut dyn Sink) -> Result<usize, String> {
         let me = self.me;
         let conn = self.connections.get_mut(token).expect("a live connection");
         let peer = match conn.stage {
@@ -265,15 +268,42 @@ impl TcpTransport {
         };
         let conn = self.connections.get_mut(token).expect("a live connection");
         let mut delivered = 0;
-        while let Some(frame) = conn
-            .input
-            .next_frame(MAX_FRAME)
-            .map_err(|e| e.to_string())?
-        {
-            deliver(peer, frame);
-            delivered += 1;
+        loop {
+            if let Some(p) = &conn.placing {
+                if p.filled < p.body.len() {
+                    return Ok(delivered);
+                }
+                let done = conn.placing.take().expect("checked");
+                sink.placed(peer, &done.head, done.body.len());
+                conn.streaming = true;
+                delivered += 1;
+            }
+            if !conn.front_declined {
+                if let Some(mut placing) = offer_placement(conn, peer, sink)? {
+                    // The body bytes already read go first; the rest is read
+                    // straight into the placement.
+                    let buffered = conn.input.buffered().len();
+                    let n = buffered.min(placing.body.len());
+                    placing.body.as_mut_slice()[..n].copy_from_slice(&conn.input.take(n)[..n]);
+                    placing.filled = n;
+                    conn.placing = Some(placing);
+                    continue;
+                }
+            }
+            match conn
+                .input
+                .next_frame(MAX_FRAME)
+                .map_err(|e| e.to_string())?
+            {
+                Some(frame) => {
+                    sink.deliver(peer, frame);
+                    conn.front_declined = false;
+                    conn.streaming = false;
+                    delivered += 1;
+                }
+                None => return Ok(delivered),
+            }
         }
-        Ok(delivered)
     }
 
     /// Our attempt to reach `peer` got its answer: the connection is up.
@@ -340,6 +370,55 @@ impl TcpTransport {
             .collect();
         for token in expired {
             self.close(token, format!("no hello within {timeout:?}"));
+        }
+    }
+}
+
+/// Frames smaller than this are always delivered whole (placing them would
+/// save little and cost a read).
+const PLACE_MIN: usize = 16 * 1024;
+
+/// Asks the sink to place the frame at the front of `conn`'s input when it
+/// is large, incomplete and its head has arrived; takes its prefix and
+/// head out of the input if placed. Remembers a refusal for that frame.
+fn offer_placement(
+    conn: &mut Connection,
+    peer: ProcessId,
+    sink: &mut dyn Sink,
+) -> Result<Option<Placing>, String> {
+    let buffered = conn.input.buffered();
+    if buffered.len() < PLACE_PREFIX {
+        return Ok(None);
+    }
+    let len = u32::from_le_bytes(buffered[..LEN_BYTES].try_into().expect("4 bytes")) as usize;
+    if len > MAX_FRAME {
+        return Err(format!(
+            "a frame of {len} bytes exceeds the limit of {MAX_FRAME}"
+        ));
+    }
+    if len < PLACE_MIN || buffered.len() >= LEN_BYTES + len {
+        return Ok(None);
+    }
+    let head: [u8; PLACE_HEAD] = buffered[LEN_BYTES..PLACE_PREFIX]
+        .try_into()
+        .expect("PLACE_HEAD bytes");
+    match sink.place(peer, &head, len) {
+        Some(body) if body.len() == len - PLACE_HEAD => {
+            conn.input.take(PLACE_PREFIX);
+            Ok(Some(Placing {
+                head,
+                body,
+                filled: 0,
+            }))
+        }
+        Some(body) => Err(format!(
+            "the sink placed {} bytes of a frame body of {}",
+            body.len(),
+            len - PLACE_HEAD
+        )),
+        None => {
+            conn.front_declined = true;
+            Ok(None)
         }
     }
 }

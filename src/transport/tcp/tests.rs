@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use super::handshake::{Credentials, HELLO_LEN};
 use super::*;
+use crate::transport::{Placement, PLACE_HEAD};
 
 const JOB: &str = "job-tcp-test";
 const SECRET: &str = "correct horse battery staple";
@@ -163,7 +164,7 @@ fn simultaneous_connects_leave_one_connection_per_pair() {
         // One process polls ahead of the others, a different one and for
         // longer each round.
         for _ in 0..round {
-            ts[round % 4].poll(&mut |_, _| panic!("no frame was sent yet"));
+            ts[round % 4].poll(&mut |_, _: &[u8]| panic!("no frame was sent yet"));
         }
         exchange(&mut ts, all_to_all(4, 30, &[12, 5000, 70_000]));
         for t in &ts {
@@ -321,7 +322,7 @@ fn a_full_send_buffer_refuses_frames_until_polls_drain_it() {
             start.elapsed() < PATIENCE,
             "small frames to process 2 stalled"
         );
-        ts[0].poll(&mut |_, _| {});
+        ts[0].poll(&mut |_, _: &[u8]| {});
         ts[2].poll(&mut |from, f: &[u8]| inbox2.push((from, f.to_vec())));
     }
 
@@ -573,7 +574,7 @@ fn tcp_versus_plain_sockets() {
             while !a.try_send(1, piece.len(), &mut |out: &mut [u8]| {
                 out.copy_from_slice(piece)
             }) {
-                a.poll(&mut |_, _| {});
+                a.poll(&mut |_, _: &[u8]| {});
             }
         }
     }
@@ -601,4 +602,103 @@ fn tcp_versus_plain_sockets() {
     let plain = (MESSAGES * MIB) as f64 / start.elapsed().as_secs_f64() / 1e9;
     sink.join().unwrap();
     println!("1 MiB streaming: tcp transport {ours:.2} GB/s, plain TCP {plain:.2} GB/s");
+}
+
+/// What a [`Placer`] got, in order.
+#[derive(Debug, PartialEq, Eq)]
+enum Got {
+    Delivered(Vec<u8>),
+    /// A placed frame: its head and its body as written in place.
+    Placed(Vec<u8>, Vec<u8>),
+}
+
+/// A sink that places the frames whose head starts with 1 in memory of its
+/// own and has the others delivered whole.
+#[derive(Default)]
+struct Placer {
+    area: Option<Box<[u8]>>,
+    got: Vec<Got>,
+}
+
+impl Sink for Placer {
+    fn deliver(&mut self, _from: ProcessId, frame: &[u8]) {
+        self.got.push(Got::Delivered(frame.to_vec()));
+    }
+
+    fn place(&mut self, _from: ProcessId, head: &[u8], len: usize) -> Option<Placement> {
+        assert_eq!(head.len(), PLACE_HEAD);
+        assert!(self.area.is_none(), "one frame is placed at a time");
+        if head[0] != 1 {
+            return None;
+        }
+        let area = self
+            .area
+            .insert(vec![0u8; len - PLACE_HEAD].into_boxed_slice());
+        let ptr = std::ptr::NonNull::new(area.as_mut_ptr()).unwrap();
+        // SAFETY: the boxed area stays allocated and untouched until
+        // `placed` takes it.
+        Some(unsafe { Placement::new(ptr, area.len()) })
+    }
+
+    fn placed(&mut self, _from: ProcessId, head: &[u8], body_len: usize) {
+        let area = self.area.take().expect("a frame was being placed");
+        assert_eq!(area.len(), body_len);
+        self.got.push(Got::Placed(head.to_vec(), area.into_vec()));
+    }
+}
+
+#[test]
+fn large_frames_are_written_from_their_parts_and_placed_by_the_sink() {
+    let mut ts = mesh(2);
+    let mut inboxes: Inboxes = vec![Vec::new(); 2];
+    connect(&mut ts, &mut inboxes, 0, 1);
+    // Placeable and declined large frames, with small frames between them,
+    // enough bytes to fill the socket buffers many times over.
+    let mut expected = Vec::new();
+    let mut frames: VecDeque<(Vec<u8>, Vec<u8>)> = VecDeque::new();
+    for i in 0..60u32 {
+        let body_len = [200_000, 17_000, 100, 250_000][i as usize % 4];
+        let mut head = frame(0, 1, i, PLACE_HEAD);
+        head[0] = (i % 3 != 0) as u8;
+        let body = frame(0, 1, i + 1000, body_len.max(12));
+        // A frame larger than a read is always placed when the sink takes
+        // it; a smaller one may have arrived whole before its head was
+        // looked at, and then it is delivered.
+        let placed = match (head[0] == 1, body.len()) {
+            (false, _) | (true, 0..=16_000) => Some(false),
+            (true, 16_001..=99_999) => None,
+            (true, _) => Some(true),
+        };
+        expected.push((placed, head.clone(), body.clone()));
+        frames.push_back((head, body));
+    }
+    let mut placer = Placer::default();
+    let start = Instant::now();
+    while placer.got.len() < expected.len() {
+        assert!(start.elapsed() < PATIENCE, "timed out streaming frames");
+        if let Some((head, body)) = frames.front() {
+            if ts[0].try_send_parts(1, head, body) {
+                frames.pop_front();
+            }
+        }
+        ts[0].poll(&mut |_, _: &[u8]| panic!("nothing is sent to 0"));
+        ts[1].poll(&mut placer);
+    }
+    assert_eq!(placer.got.len(), expected.len());
+    for (i, (got, (placed, head, body))) in placer.got.iter().zip(&expected).enumerate() {
+        match got {
+            Got::Placed(h, b) => {
+                assert_ne!(*placed, Some(false), "frame {i} should not be placed");
+                assert!(h == head && b == body, "placed frame {i} differs");
+            }
+            Got::Delivered(f) => {
+                assert_ne!(*placed, Some(true), "frame {i} should be placed");
+                assert!(
+                    *f == [head.clone(), body.clone()].concat(),
+                    "frame {i} differs"
+                );
+            }
+        }
+    }
+    assert_eq!(ts[0].pending_output(), 0);
 }
