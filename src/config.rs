@@ -16,6 +16,11 @@ pub struct Config {
     /// are copied once with `process_vm_readv` where the kernel allows; 0
     /// forces the pipelined copy through the rings.
     pub shm_single_copy: bool,
+    /// `OXMPI_SHM_SHARED_COPY`: `auto` (default: when this node's ranks fit
+    /// on its cores), `1` or `0`: whether the sender of a large single-copy
+    /// message writes half of it into the receiver while the receiver
+    /// reads the other half. `None` is `auto`.
+    pub shm_shared_copy: Option<bool>,
     /// `OXMPI_INITIAL_ERRHANDLER` (`fatal`, `return` or `abort`; set by
     /// `mpiexec -initial-errhandler`): the handler for errors outside any
     /// object while the world model is not active.
@@ -101,6 +106,10 @@ impl Config {
                 .ok()
                 .filter(|h| !h.is_empty()),
             shm_single_copy: flag("OXMPI_SHM_SINGLE_COPY").unwrap_or(true),
+            shm_shared_copy: match std::env::var("OXMPI_SHM_SHARED_COPY").as_deref() {
+                Ok("auto") | Err(_) => None,
+                Ok(_) => flag("OXMPI_SHM_SHARED_COPY"),
+            },
             initial_errhandler: initial_errhandler(),
             transport: transport_choice(),
             iface: std::env::var("OXMPI_IFACE").ok().filter(|v| !v.is_empty()),

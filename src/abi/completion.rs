@@ -286,15 +286,19 @@ pub unsafe fn waitall(
     unsafe { check_statuses(statuses, handles.len()) }?;
     check_handles(handles)?;
     let mut slots: Vec<Slot> = handles.iter().map(|_| Slot::Pending).collect();
+    // Requests before `done` are taken; a try stops at the first one still
+    // pending (all must finish anyway), so a try costs little however many
+    // requests wait.
+    let mut done = 0;
     wait_for(handles, |rt| {
-        let mut all = true;
-        for (slot, &h) in slots.iter_mut().zip(handles.iter()) {
-            if matches!(slot, Slot::Pending) {
-                *slot = poll(rt, h)?;
-                all &= !matches!(slot, Slot::Pending);
+        while done < handles.len() {
+            slots[done] = poll(rt, handles[done])?;
+            if matches!(slots[done], Slot::Pending) {
+                return Ok(None);
             }
+            done += 1;
         }
-        Ok(all.then_some(()))
+        Ok(Some(()))
     })?;
     unsafe { finish_all(handles, slots, statuses) }
 }

@@ -10,7 +10,7 @@
 //! is running, so polling on (as MPICH does) gives the lowest latency; when
 //! they oversubscribe the cores, the reply needs this process's core, so
 //! it yields early. `OXMPI_SPIN_POLLS` overrides the choice.
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
 use super::error::MpiResult;
@@ -23,9 +23,18 @@ const OWN_CORE_SPINS: u32 = 1 << 15;
 /// The polls of the current policy (see [`set_local_processes`]).
 static SPINS: AtomicU32 = AtomicU32::new(SHARED_CORE_SPINS);
 
+/// Whether this node's ranks fit on its cores (each can count on running
+/// while it polls); false until the process is set up.
+pub fn has_own_core() -> bool {
+    OWN_CORE.load(Ordering::Relaxed)
+}
+
+static OWN_CORE: AtomicBool = AtomicBool::new(false);
+
 /// Chooses the spin policy for `local` processes on this node.
 pub fn set_local_processes(local: usize) {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    OWN_CORE.store(local <= cores, Ordering::Relaxed);
     let spins = crate::config::get()
         .spin_polls
         .unwrap_or(if local <= cores {
@@ -35,6 +44,7 @@ pub fn set_local_processes(local: usize) {
         });
     SPINS.store(spins, Ordering::Relaxed);
 }
+
 /// Yields before sleeping on the doorbell.
 const YIELDS: u32 = 512;
 /// The longest sleep: frames that ring no doorbell (from this process's

@@ -26,12 +26,13 @@
 //! completes as cancelled. Once the frame has left, the send is not
 //! cancelled (there is no protocol to take a message back from a peer);
 //! `MPI_Test_cancelled` then reports false.
-use std::collections::{HashMap, VecDeque};
+
 use std::os::raw::c_int;
 
 use super::bsend::AttachedBuffer;
 use super::frame::{FrameHeader, FrameKind, FLAG_SYNC, HEADER_LEN};
 use super::generalized::Generalized;
+use super::outbox::Outbox;
 use super::request::{
     cancelled_status, empty_status, receive_status, Matched, Operation, RecvOp, Request, SendOp,
     SendStage,
@@ -78,10 +79,13 @@ enum Outgoing {
     Frame { bytes: Vec<u8>, owner: MPI_Request },
     /// Data pieces of the send request `send`, for the receive request
     /// `recv` at the peer, from byte `offset` on.
+    /// `completes`: the send is done when the last piece left (else the
+    /// receiver's `Finished` completes it: a shared copy's fallback).
     Stream {
         send: MPI_Request,
         recv: u64,
         offset: usize,
+        completes: bool,
     },
 }
 
@@ -89,22 +93,44 @@ pub struct Engine {
     pub requests: HandleTable<Request>,
     pub(super) matcher: Matcher<MPI_Request, Incoming>,
     /// Per peer, frames that could not leave yet, in order.
-    outbox: HashMap<ProcessId, VecDeque<Outgoing>>,
+    outbox: Outbox<Outgoing>,
     my_pid: u32,
     /// `process_vm_readv` failed once: do not try it again.
     single_copy_refused: bool,
+    /// A generalized request with a poll function was ever started (waits
+    /// then look for them among their requests).
+    pub(super) polling_grequests: bool,
+    /// Shared copies whose receiver half waits until the `ShareCopy` frame
+    /// has left (so that both processes copy at once).
+    own_shares: Vec<OwnShare>,
     /// The buffer of buffered-mode sends (`MPI_Buffer_attach`).
     pub(super) attached: Option<AttachedBuffer>,
 }
+
+/// The receiver's half of a shared copy, waiting for its turn.
+struct OwnShare {
+    id: MPI_Request,
+    pid: u32,
+    addr: u64,
+    len: usize,
+}
+
+/// Messages from this size on are copied by both processes (shared copy)
+/// when each has a core.
+const SHARE_MIN: usize = 64 * 1024;
+/// The receiver's share ends on a multiple of this.
+const SHARE_ALIGN: usize = 4096;
 
 impl Default for Engine {
     fn default() -> Self {
         Engine {
             requests: HandleTable::new(ObjectKind::Request),
             matcher: Matcher::default(),
-            outbox: HashMap::new(),
+            outbox: Outbox::default(),
             my_pid: std::process::id(),
             single_copy_refused: false,
+            own_shares: Vec::new(),
+            polling_grequests: false,
             attached: None,
         }
     }
@@ -140,7 +166,7 @@ impl Engine {
         let len = args.buf.len();
         if args.synchronous
             || len + HEADER_LEN > ep.max_frame(dest).min(EAGER_LIMIT + HEADER_LEN)
-            || (!self.outbox.is_empty() && self.outbox.contains_key(&dest))
+            || self.outbox.has_queued(dest)
         {
             return false;
         }
@@ -236,8 +262,7 @@ impl Engine {
         };
         let dest = send.dest;
         let len = send.buf.len();
-        let queued_before =
-            !self.outbox.is_empty() && self.outbox.get(&dest).is_some_and(|q| !q.is_empty());
+        let queued_before = self.outbox.has_queued(dest);
         let mut sent = false;
         if !queued_before {
             let outcome = ep.try_send(dest, HEADER_LEN + len, &mut |frame: &mut [u8]| {
@@ -257,13 +282,13 @@ impl Engine {
             let mut frame = vec![0u8; HEADER_LEN + len];
             header.encode(&mut frame);
             send.buf.pack(0, &mut frame[HEADER_LEN..]);
-            self.outbox
-                .entry(dest)
-                .or_default()
-                .push_back(Outgoing::Frame {
+            self.outbox.push(
+                dest,
+                Outgoing::Frame {
                     bytes: frame,
                     owner: id,
-                });
+                },
+            );
             if let Some(r) = self.requests.get_mut(id) {
                 r.queued_frame = true;
             }
@@ -276,22 +301,22 @@ impl Engine {
 
     /// Queues a frame for `dest` without sending it yet.
     fn queue(&mut self, dest: ProcessId, item: Outgoing) {
-        self.outbox.entry(dest).or_default().push_back(item);
+        self.outbox.push(dest, item);
     }
 
     /// Sends what waits for every peer, until each transport is full.
     pub(super) fn flush_all(&mut self, ep: &mut Endpoints) {
-        if self.outbox.is_empty() {
-            return;
-        }
-        let peers: Vec<ProcessId> = self.outbox.keys().copied().collect();
-        for peer in peers {
+        let mut i = 0;
+        while let Some(peer) = self.outbox.waiting_peer(i) {
             self.flush_peer(ep, peer);
+            if !self.outbox.prune(i) {
+                i += 1;
+            }
         }
     }
 
     fn enqueue(&mut self, ep: &mut Endpoints, dest: ProcessId, item: Outgoing) {
-        self.outbox.entry(dest).or_default().push_back(item);
+        self.outbox.push(dest, item);
         self.flush_peer(ep, dest);
     }
 
@@ -321,7 +346,7 @@ impl Engine {
     /// Takes the queued first frame of send `id` back out of the outbox;
     /// false if it has left already.
     fn withdraw_frame(&mut self, id: MPI_Request) -> bool {
-        for queue in self.outbox.values_mut() {
+        for queue in self.outbox.waiting_queues_mut() {
             let found = queue
                 .iter()
                 .position(|o| matches!(o, Outgoing::Frame { owner, .. } if *owner == id));
@@ -353,7 +378,7 @@ impl Engine {
         if !std::mem::take(&mut req.queued_frame) {
             return;
         }
-        for queue in self.outbox.values_mut() {
+        for queue in self.outbox.waiting_queues_mut() {
             for item in queue.iter_mut() {
                 if let Outgoing::Frame { owner, .. } = item {
                     if *owner == id {
@@ -367,11 +392,10 @@ impl Engine {
     /// Sends what waits for `dest`, in order, until the transport is full.
     fn flush_peer(&mut self, ep: &mut Endpoints, dest: ProcessId) {
         loop {
-            let Some(queue) = self.outbox.get_mut(&dest) else {
+            let Some(queue) = self.outbox.queue_mut(dest) else {
                 return;
             };
             let Some(front) = queue.front_mut() else {
-                self.outbox.remove(&dest);
                 return;
             };
             match front {
@@ -404,8 +428,13 @@ impl Engine {
                         }
                     }
                 }
-                Outgoing::Stream { send, recv, offset } => {
-                    let (send, recv, start) = (*send, *recv, *offset);
+                Outgoing::Stream {
+                    send,
+                    recv,
+                    offset,
+                    completes,
+                } => {
+                    let (send, recv, start, completes) = (*send, *recv, *offset, *completes);
                     let Some(Request {
                         op: Operation::Send(op),
                         ..
@@ -437,16 +466,18 @@ impl Engine {
                             let next = start + piece;
                             if next >= total {
                                 queue.pop_front();
-                                self.complete_send(send);
+                                if completes {
+                                    self.complete_send(send);
+                                }
                             } else if let Some(Outgoing::Stream { offset, .. }) =
-                                self.outbox.get_mut(&dest).and_then(|q| q.front_mut())
+                                self.outbox.queue_mut(dest).and_then(|q| q.front_mut())
                             {
                                 *offset = next;
                             }
                         }
                         SendOutcome::NotNow => return,
                         SendOutcome::Unreachable(why) => {
-                            self.outbox.get_mut(&dest).map(|q| q.pop_front());
+                            self.outbox.queue_mut(dest).map(|q| q.pop_front());
                             self.fail_request(send, why);
                         }
                     }
@@ -516,13 +547,14 @@ impl Engine {
             pattern,
             matched: None,
             received: 0,
+            finish_notice: None,
         });
         req.complete = false;
         req.error = None;
         req.status = MPI_Status::default();
         if let Some((env, incoming)) = self.matcher.post(pattern, id) {
             self.deliver(id, env, incoming, None);
-            self.flush_all(ep);
+            self.flush_replies(ep);
         }
     }
 
@@ -562,6 +594,9 @@ impl Engine {
                 single_copy,
             } => {
                 if let Some((pid, addr)) = single_copy {
+                    if self.share_copy(id, incoming.from, send_request, pid, addr) {
+                        return;
+                    }
                     if self.single_copy(id, pid, addr) {
                         let frame = control_frame(FrameKind::Finished, send_request, 0);
                         self.queue(incoming.from, control(frame));
@@ -570,6 +605,173 @@ impl Engine {
                 }
                 let frame = control_frame(FrameKind::ClearToSend, send_request, id as u32 as u64);
                 self.queue(incoming.from, control(frame));
+            }
+        }
+    }
+
+    /// Sends the replies that matches and frames queued, then does the
+    /// receiver's half of the shared copies they started (after their
+    /// `ShareCopy` left, so the sender copies at the same time).
+    pub(super) fn flush_replies(&mut self, ep: &mut Endpoints) {
+        self.flush_all(ep);
+        if self.own_shares.is_empty() {
+            return;
+        }
+        for share in std::mem::take(&mut self.own_shares) {
+            self.copy_own_share(share);
+        }
+        self.flush_all(ep);
+    }
+
+    /// Starts a shared copy of a large single-copy message when both
+    /// processes have a core of their own: the receiver copies the first
+    /// half, the sender writes the second half into the receiver's buffer
+    /// (`process_vm_writev`) at the same time, which about doubles the
+    /// bandwidth of one copy. Returns false (nothing done) when not
+    /// applicable; the caller then copies alone.
+    fn share_copy(
+        &mut self,
+        id: MPI_Request,
+        sender: ProcessId,
+        send_request: u64,
+        pid: u32,
+        addr: u64,
+    ) -> bool {
+        let wanted = crate::config::get()
+            .shm_shared_copy
+            .unwrap_or_else(crate::core::progress::has_own_core);
+        if !wanted || pid == self.my_pid || self.single_copy_refused {
+            return false;
+        }
+        let Some(Request {
+            op: Operation::Recv(recv),
+            ..
+        }) = self.requests.get_mut(id)
+        else {
+            return false;
+        };
+        let Some(m) = recv.matched else { return false };
+        let Some((start, capacity)) = recv.buf.contiguous_block() else {
+            return false;
+        };
+        if m.len < SHARE_MIN || capacity < m.len {
+            return false;
+        }
+        // The receiver's share: the first half, rounded down to a page.
+        let mine = (m.len / 2) & !(SHARE_ALIGN - 1);
+        recv.finish_notice = Some((sender, send_request));
+        let mut frame = vec![0u8; HEADER_LEN + SINGLE_COPY_LEN];
+        let mut header = FrameHeader::control(FrameKind::ShareCopy, send_request, id as u32 as u64);
+        header.total_len = mine as u64;
+        header.encode(&mut frame);
+        frame[HEADER_LEN..HEADER_LEN + 4].copy_from_slice(&self.my_pid.to_le_bytes());
+        frame[HEADER_LEN + 8..HEADER_LEN + 16].copy_from_slice(&(start as u64).to_le_bytes());
+        self.queue(sender, control(frame));
+        self.own_shares.push(OwnShare {
+            id,
+            pid,
+            addr,
+            len: mine,
+        });
+        true
+    }
+
+    /// The receiver's half of a shared copy.
+    fn copy_own_share(&mut self, share: OwnShare) {
+        let Some(Request {
+            op: Operation::Recv(recv),
+            ..
+        }) = self.requests.get(share.id)
+        else {
+            return;
+        };
+        let copied = recv.buf.with_contiguous_mut(|dst| {
+            crate::transport::shm::single_copy::read_remote(
+                share.pid as i32,
+                share.addr as usize,
+                &mut dst[..share.len],
+            )
+        });
+        match copied {
+            Some(Ok(n)) if n == share.len => self.receive_cut(share.id, share.len),
+            other => {
+                // The first single copy between this pair worked, so this
+                // should not happen; the receive fails rather than hang, and
+                // the sender is still told (the notice goes at completion).
+                let why = format!("shared copy from process {}: {other:?}", share.pid);
+                log::warn!("{why}");
+                self.fail_receive_with_notice(share.id, why);
+            }
+        }
+    }
+
+    /// Fails a receive whose sender waits for `Finished`, telling it.
+    fn fail_receive_with_notice(&mut self, id: MPI_Request, why: String) {
+        if let Some(Request {
+            op:
+                Operation::Recv(RecvOp {
+                    finish_notice: Some((sender, send_request)),
+                    ..
+                }),
+            ..
+        }) = self.requests.get(id)
+        {
+            let frame = control_frame(FrameKind::Finished, *send_request, 0);
+            self.queue(*sender, control(frame));
+        }
+        self.fail_request(id, why);
+    }
+
+    /// The sender's half of a shared copy (`ShareCopy` from the receiver):
+    /// writes bytes `[from, len)` of the message into the receiver's buffer,
+    /// or, if the kernel refuses, streams them as data pieces. The send
+    /// completes when the receiver says `Finished`.
+    fn write_share(&mut self, receiver: ProcessId, header: &FrameHeader, payload: &[u8]) {
+        let send = header.id_a as u32 as c_int;
+        let recv = header.id_b;
+        let from = header.total_len as usize;
+        let Some(Request {
+            op: Operation::Send(op),
+            ..
+        }) = self.requests.get(send)
+        else {
+            return;
+        };
+        if payload.len() < SINGLE_COPY_LEN {
+            return;
+        }
+        let pid = u32::from_le_bytes(payload[0..4].try_into().expect("4 bytes"));
+        let addr = u64::from_le_bytes(payload[8..16].try_into().expect("8 bytes"));
+        let total = op.buf.len();
+        let written = match op.buf.contiguous_bytes(from, total.saturating_sub(from)) {
+            Some(mine) => crate::transport::shm::single_copy::write_remote(
+                pid as i32,
+                addr as usize + from,
+                mine,
+            )
+            .ok()
+            .filter(|&n| n == mine.len()),
+            None => None,
+        };
+        match written {
+            Some(n) => {
+                let mut done = FrameHeader::control(FrameKind::ShareDone, 0, recv);
+                done.total_len = n as u64;
+                let mut frame = vec![0u8; HEADER_LEN];
+                done.encode(&mut frame);
+                self.queue(receiver, control(frame));
+            }
+            None => {
+                log::debug!("shared copy to process {pid} refused; streaming the rest");
+                self.queue(
+                    receiver,
+                    Outgoing::Stream {
+                        send,
+                        recv,
+                        offset: from,
+                        completes: false,
+                    },
+                );
             }
         }
     }
@@ -681,12 +883,17 @@ impl Engine {
             return;
         }
         let capacity = recv.buf.len();
+        let notice = recv.finish_notice;
         let (bytes, error) = if m.len > capacity {
             (capacity, MPI_ERR_TRUNCATE)
         } else {
             (m.len, MPI_SUCCESS)
         };
         req.finish(receive_status(m.source, m.tag, bytes, error));
+        if let Some((sender, send_request)) = notice {
+            let frame = control_frame(FrameKind::Finished, send_request, 0);
+            self.queue(sender, control(frame));
+        }
         self.settle(id);
     }
 
@@ -765,6 +972,7 @@ impl Engine {
                             send,
                             recv: header.id_b,
                             offset: 0,
+                            completes: true,
                         },
                     );
                 }
@@ -775,6 +983,10 @@ impl Engine {
                     header.total_len as usize,
                     payload,
                 );
+            }
+            FrameKind::ShareCopy => self.write_share(from, &header, payload),
+            FrameKind::ShareDone => {
+                self.receive_cut(header.id_b as u32 as c_int, header.total_len as usize)
             }
             FrameKind::Finished | FrameKind::SyncAck => {
                 self.complete_send(header.id_a as u32 as c_int)
@@ -789,7 +1001,7 @@ impl Engine {
         // they cause are queued and leave in the flush below.
         let engine = &mut *self;
         let n = ep.poll(engine);
-        self.flush_all(ep);
+        self.flush_replies(ep);
         n > 0
     }
 
@@ -930,7 +1142,7 @@ impl Engine {
 
     /// Whether frames still wait to leave (they must before an epoch ends).
     pub fn has_outgoing(&self) -> bool {
-        self.outbox.values().any(|q| !q.is_empty())
+        self.outbox.has_any()
     }
 
     /// The end of `epoch`: drops queued messages and posted receives of its

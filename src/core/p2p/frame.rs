@@ -23,6 +23,14 @@ pub enum FrameKind {
     Finished = 5,
     /// A synchronous-mode message was matched (`id_a`: sender's request).
     SyncAck = 6,
+    /// Shared copy: the receiver copies bytes `[0, total_len)` of a single
+    /// copy message itself and asks the sender to write the rest into the
+    /// receiver's buffer (`id_a`: sender's request, `id_b`: receiver's
+    /// request; payload: the receiver's pid and the address of byte 0).
+    ShareCopy = 7,
+    /// The sender wrote its share (`id_b`: receiver's request,
+    /// `total_len`: the bytes written).
+    ShareDone = 8,
 }
 
 impl FrameKind {
@@ -34,6 +42,8 @@ impl FrameKind {
             4 => FrameKind::Data,
             5 => FrameKind::Finished,
             6 => FrameKind::SyncAck,
+            7 => FrameKind::ShareCopy,
+            8 => FrameKind::ShareDone,
             _ => return None,
         })
     }

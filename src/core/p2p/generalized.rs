@@ -104,6 +104,7 @@ impl Engine {
     /// A generalized request (`MPI_Grequest_start`).
     pub fn grequest_start(&mut self, callbacks: Generalized) -> MPI_Request {
         let mut req = Request::new(Operation::Done);
+        self.polling_grequests |= callbacks.polls();
         req.generalized = Some(Box::new(callbacks));
         self.requests.insert(req)
     }
@@ -145,6 +146,9 @@ impl Engine {
     /// The generalized requests among `handles` that are still in flight
     /// and have a poll function (MPICH's `MPIX_Grequest_start`).
     pub fn pollers(&self, handles: &[MPI_Request]) -> Vec<Generalized> {
+        if !self.polling_grequests {
+            return Vec::new();
+        }
         handles
             .iter()
             .filter_map(|&h| self.requests.get(h))

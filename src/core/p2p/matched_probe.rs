@@ -64,9 +64,10 @@ impl Engine {
             pattern,
             matched: None,
             received: 0,
+            finish_notice: None,
         })));
         self.deliver(id, env, incoming, None);
-        self.flush_all(ep);
+        self.flush_replies(ep);
         Ok(id)
     }
 }

@@ -7,6 +7,7 @@ pub mod engine;
 pub mod frame;
 pub mod generalized;
 mod matched_probe;
+mod outbox;
 mod persistent;
 pub mod request;
 mod sendrecv;

@@ -49,6 +49,9 @@ pub struct RecvOp {
     pub matched: Option<Matched>,
     /// Message bytes accounted for so far (delivered or cut off).
     pub received: usize,
+    /// A shared copy's sender, told (`Finished`, with its request) when the
+    /// whole message is in.
+    pub finish_notice: Option<(ProcessId, u64)>,
 }
 
 #[derive(Debug, Clone, Copy)]

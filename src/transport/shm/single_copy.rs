@@ -67,6 +67,42 @@ pub fn read_remote(pid: libc::pid_t, remote_addr: usize, local: &mut [u8]) -> io
     Ok(done)
 }
 
+/// Copies `local` to address `remote_addr` of process `pid` with
+/// `process_vm_writev`, looping over partial writes. Returns the number of
+/// bytes copied (fewer than all only if the remote range runs into memory
+/// that is not mapped or not writable); errors as [`read_remote`].
+pub fn write_remote(pid: libc::pid_t, remote_addr: usize, local: &[u8]) -> io::Result<usize> {
+    let mut done = 0;
+    while done < local.len() {
+        let rest = &local[done..];
+        let local_iov = libc::iovec {
+            iov_base: rest.as_ptr() as *mut libc::c_void,
+            iov_len: rest.len(),
+        };
+        let remote_iov = libc::iovec {
+            iov_base: (remote_addr + done) as *mut libc::c_void,
+            iov_len: rest.len(),
+        };
+        // SAFETY: the local iovec describes `rest`, only read by the kernel;
+        // the remote one is checked by the kernel against the remote
+        // process's mappings (EFAULT if not mapped writable).
+        let n = unsafe { libc::process_vm_writev(pid, &local_iov, 1, &remote_iov, 1, 0) };
+        if n < 0 {
+            let err = io::Error::last_os_error();
+            match err.raw_os_error() {
+                Some(libc::EINTR) => continue,
+                Some(libc::EFAULT) if done > 0 => break,
+                _ => return Err(err),
+            }
+        }
+        if n == 0 {
+            break;
+        }
+        done += n as usize;
+    }
+    Ok(done)
+}
+
 /// One `process_vm_readv` call with a single iovec on each side.
 fn read_once(pid: libc::pid_t, remote_addr: usize, local: &mut [u8]) -> io::Result<usize> {
     let local_iov = libc::iovec {
