@@ -172,6 +172,22 @@ impl Endpoints {
         })
     }
 
+    /// Hands as many of `frames` to `dest` as its transport takes now (see
+    /// [`Transport::try_send_batch`]); 0 also when the peer is not
+    /// reachable yet or at all (`try_send` then says which).
+    pub fn try_send_batch(&mut self, dest: ProcessId, frames: &[&[u8]]) -> usize {
+        if dest == self.me {
+            return self.loopback.try_send_batch(dest, frames);
+        }
+        let shm = matches!(self.route(dest), Some(Route::Shm));
+        let tcp = matches!(self.route(dest), Some(Route::Tcp));
+        match (self.shm.as_mut(), self.tcp.as_mut()) {
+            (Some(t), _) if shm => t.try_send_batch(dest, frames),
+            (_, Some(t)) if tcp => t.try_send_batch(dest, frames),
+            _ => 0,
+        }
+    }
+
     /// Hands a frame to `dest`'s transport with `send`.
     fn send_through(
         &mut self,

@@ -101,6 +101,19 @@ pub trait Transport {
         })
     }
 
+    /// Hands as many of `frames` (in order) to `dest` as it can now;
+    /// returns how many. Shared memory packs several small frames into one
+    /// ring cell, so a burst of small messages is not limited by the
+    /// number of cells.
+    fn try_send_batch(&mut self, dest: ProcessId, frames: &[&[u8]]) -> usize {
+        frames
+            .iter()
+            .take_while(|f| {
+                self.try_send(dest, f.len(), &mut |out: &mut [u8]| out.copy_from_slice(f))
+            })
+            .count()
+    }
+
     /// Delivers the frames that arrived, in order per sender; returns how
     /// many.
     fn poll(&mut self, sink: &mut dyn Sink) -> usize;

@@ -115,6 +115,9 @@ struct OwnShare {
     len: usize,
 }
 
+/// Frames sent in one batch at most (see `send_front_frames`).
+const MAX_BATCH: usize = 64;
+
 /// Messages from this size on are copied by both processes (shared copy)
 /// when each has a core.
 const SHARE_MIN: usize = 64 * 1024;
@@ -392,6 +395,9 @@ impl Engine {
     /// Sends what waits for `dest`, in order, until the transport is full.
     fn flush_peer(&mut self, ep: &mut Endpoints, dest: ProcessId) {
         loop {
+            if self.send_front_frames(ep, dest) > 0 {
+                continue;
+            }
             let Some(queue) = self.outbox.queue_mut(dest) else {
                 return;
             };
@@ -484,6 +490,39 @@ impl Engine {
                 }
             }
         }
+    }
+
+    /// Sends the whole frames at the front of `dest`'s queue as one batch
+    /// when there are several (shared memory packs them into one cell);
+    /// returns how many left. 0: none did, and the one-by-one path below
+    /// finds out why (full, or unreachable).
+    fn send_front_frames(&mut self, ep: &mut Endpoints, dest: ProcessId) -> usize {
+        let Some(queue) = self.outbox.queue_mut(dest) else {
+            return 0;
+        };
+        let mut frames: [&[u8]; MAX_BATCH] = [&[]; MAX_BATCH];
+        let mut n = 0;
+        for item in queue.iter().take(MAX_BATCH) {
+            let Outgoing::Frame { bytes, .. } = item else {
+                break;
+            };
+            frames[n] = bytes;
+            n += 1;
+        }
+        if n < 2 {
+            return 0;
+        }
+        let sent = ep.try_send_batch(dest, &frames[..n]);
+        let mut owners = [MPI_REQUEST_NULL; MAX_BATCH];
+        for owner in owners.iter_mut().take(sent) {
+            if let Some(Outgoing::Frame { owner: o, .. }) = queue.pop_front() {
+                *owner = o;
+            }
+        }
+        for &owner in &owners[..sent] {
+            self.frame_left(owner);
+        }
+        sent
     }
 
     fn fail_request(&mut self, id: MPI_Request, why: String) {
