@@ -21,6 +21,7 @@ use std::sync::Arc;
 
 use crate::abi::constants::*;
 use crate::abi::datatype::array;
+use crate::abi::p2p::CountArg;
 use crate::abi::types::*;
 use crate::core::collective::call::Call;
 use crate::core::collective::channel::Channel;
@@ -144,9 +145,10 @@ fn in_place_not_here(what: &str) -> MpiError {
     MpiError::new(MPI_ERR_BUFFER, format!("MPI_IN_PLACE is not valid {what}"))
 }
 
-/// An array of counts, `int` or `MPI_Count`.
+/// An array of counts, `int` or `MPI_Count`: an entry point takes either
+/// pointer (`impl Into<Counts>`), so one function serves both forms.
 #[derive(Clone, Copy)]
-pub(crate) enum Counts {
+pub enum Counts {
     Int(*const c_int),
     Large(*const MPI_Count),
 }
@@ -169,9 +171,21 @@ impl Counts {
     }
 }
 
-/// An array of displacements, `int` or `MPI_Aint`.
+impl From<*const c_int> for Counts {
+    fn from(p: *const c_int) -> Counts {
+        Counts::Int(p)
+    }
+}
+
+impl From<*const MPI_Count> for Counts {
+    fn from(p: *const MPI_Count) -> Counts {
+        Counts::Large(p)
+    }
+}
+
+/// An array of displacements, `int` or `MPI_Aint` (as [`Counts`]).
 #[derive(Clone, Copy)]
-pub(crate) enum Displs {
+pub enum Displs {
     Int(*const c_int),
     Aint(*const MPI_Aint),
 }
@@ -190,6 +204,18 @@ impl Displs {
                 .map(|&d| d as isize)
                 .collect(),
         })
+    }
+}
+
+impl From<*const c_int> for Displs {
+    fn from(p: *const c_int) -> Displs {
+        Displs::Int(p)
+    }
+}
+
+impl From<*const MPI_Aint> for Displs {
+    fn from(p: *const MPI_Aint) -> Displs {
+        Displs::Aint(p)
     }
 }
 
@@ -217,6 +243,30 @@ pub(crate) unsafe fn buffers_at(
         out.push(unsafe { UserBuffer::new(at, n, dt.clone()) });
     }
     Ok(out)
+}
+
+/// The vector side of a `v` call (the root's receive buffers of a
+/// gatherv, its send buffers of a scatterv, an allgatherv's receive
+/// buffers): `counts[i]` elements of `datatype` at `displs[i]` extents
+/// from `buf`, for each of `n` peers. `prefix` ("send" or "recv") names
+/// the arguments in errors.
+///
+/// # Safety
+/// The arrays must be NULL or hold `n` entries; the buffers as for
+/// `buffers_at`.
+pub(crate) unsafe fn v_buffers(
+    buf: *const c_void,
+    counts: Counts,
+    displs: Displs,
+    datatype: MPI_Datatype,
+    n: usize,
+    prefix: &str,
+) -> MpiResult<Vec<UserBuffer>> {
+    let dt = datatype::lookup_committed(datatype)?;
+    let counts = unsafe { counts.read(n, &format!("{prefix}counts")) }?;
+    let displs = unsafe { displs.read(n, "displs") }?;
+    let name = format!("{prefix}buf");
+    unsafe { buffers_at(buf, &counts, &displs, dt.extent(), &[dt], &name) }
 }
 
 /// The blocking and the nonblocking (`request`) form of a collective from
@@ -288,20 +338,39 @@ unsafe fn bcast_op(
 
 blocking_and_nonblocking!(
     bcast, ibcast(
-        buffer: *mut c_void, count: c_int, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm
+        buffer: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, root: c_int,
+        comm: MPI_Comm
     ) => inter(comm) bcast_op(
-        buffer, count as i64, datatype, root, comm
-    )
-);
-blocking_and_nonblocking!(
-    bcast_c, ibcast_c(
-        buffer: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm
-    ) => inter(comm) bcast_op(
-        buffer, count, datatype, root, comm
+        buffer, count.into(), datatype, root, comm
     )
 );
 
 // ---- Gather, Gatherv ----
+
+/// The one-block side of a rooted call (a gather's send buffer, a
+/// scatter's receive buffer): `None` for `MPI_IN_PLACE`, which only the
+/// root may pass. `prefix` ("send" or "recv") names the arguments.
+///
+/// # Safety
+/// As for `user_buffer`.
+unsafe fn block_side(
+    buf: *const c_void,
+    n: i64,
+    datatype: MPI_Datatype,
+    at_root: bool,
+    prefix: &str,
+) -> MpiResult<Option<UserBuffer>> {
+    if in_place(buf) {
+        if !at_root {
+            return Err(in_place_not_here(&format!(
+                "as {prefix}buf except at the root"
+            )));
+        }
+        return Ok(None);
+    }
+    let (count, name) = (format!("{prefix}count"), format!("{prefix}buf"));
+    unsafe { typed_buffer(buf, n, &count, datatype, 1, &name) }.map(Some)
+}
 
 #[allow(clippy::too_many_arguments)]
 unsafe fn gather_op(
@@ -322,31 +391,17 @@ unsafe fn gather_op(
     } else {
         None
     };
-    let send = if in_place(sendbuf) {
-        if me != root {
-            return Err(in_place_not_here("as sendbuf except at the root"));
-        }
-        None
-    } else {
-        Some(unsafe { typed_buffer(sendbuf, sendcount, "sendcount", sendtype, 1, "sendbuf") }?)
-    };
+    let send = unsafe { block_side(sendbuf, sendcount, sendtype, me == root, "send") }?;
     Ok(gather::gather(Call::start(ch), send, recv, root))
 }
 
 blocking_and_nonblocking!(
     gather, igather(
-        sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void,
-        recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm
+        sendbuf: *const c_void, sendcount: impl CountArg, sendtype: MPI_Datatype,
+        recvbuf: *mut c_void, recvcount: impl CountArg, recvtype: MPI_Datatype, root: c_int,
+        comm: MPI_Comm
     ) => inter(comm) gather_op(
-        sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, root, comm
-    )
-);
-blocking_and_nonblocking!(
-    gather_c, igather_c(
-        sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void,
-        recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm
-    ) => inter(comm) gather_op(
-        sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm
+        sendbuf, sendcount.into(), sendtype, recvbuf, recvcount.into(), recvtype, root, comm
     )
 );
 
@@ -366,42 +421,22 @@ unsafe fn gatherv_op(
     let (p, me) = (ch.size(), ch.rank);
     let root = root_of(root, p)?;
     let recvs = if me == root {
-        let dt = datatype::lookup_committed(recvtype)?;
-        let counts = unsafe { recvcounts.read(p, "recvcounts") }?;
-        let displs = unsafe { displs.read(p, "displs") }?;
-        unsafe { buffers_at(recvbuf, &counts, &displs, dt.extent(), &[dt], "recvbuf") }?
+        unsafe { v_buffers(recvbuf, recvcounts, displs, recvtype, p, "recv") }?
     } else {
         Vec::new()
     };
-    let send = if in_place(sendbuf) {
-        if me != root {
-            return Err(in_place_not_here("as sendbuf except at the root"));
-        }
-        None
-    } else {
-        Some(unsafe { typed_buffer(sendbuf, sendcount, "sendcount", sendtype, 1, "sendbuf") }?)
-    };
+    let send = unsafe { block_side(sendbuf, sendcount, sendtype, me == root, "send") }?;
     Ok(gather::gatherv(Call::start(ch), send, recvs, root))
 }
 
 blocking_and_nonblocking!(
     gatherv, igatherv(
-        sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void,
-        recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int,
-        comm: MPI_Comm
+        sendbuf: *const c_void, sendcount: impl CountArg, sendtype: MPI_Datatype,
+        recvbuf: *mut c_void, recvcounts: impl Into<Counts>, displs: impl Into<Displs>,
+        recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm
     ) => inter(comm) gatherv_op(
-        sendbuf, sendcount as i64, sendtype, recvbuf, Counts::Int(recvcounts), Displs::Int(displs),
-        recvtype, root, comm
-    )
-);
-blocking_and_nonblocking!(
-    gatherv_c, igatherv_c(
-        sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void,
-        recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, root: c_int,
-        comm: MPI_Comm
-    ) => inter(comm) gatherv_op(
-        sendbuf, sendcount, sendtype, recvbuf, Counts::Large(recvcounts), Displs::Aint(displs),
-        recvtype, root, comm
+        sendbuf, sendcount.into(), sendtype, recvbuf, recvcounts.into(), displs.into(), recvtype,
+        root, comm
     )
 );
 
@@ -426,31 +461,17 @@ unsafe fn scatter_op(
     } else {
         None
     };
-    let recv = if in_place(recvbuf) {
-        if me != root {
-            return Err(in_place_not_here("as recvbuf except at the root"));
-        }
-        None
-    } else {
-        Some(unsafe { typed_buffer(recvbuf, recvcount, "recvcount", recvtype, 1, "recvbuf") }?)
-    };
+    let recv = unsafe { block_side(recvbuf, recvcount, recvtype, me == root, "recv") }?;
     Ok(scatter::scatter(Call::start(ch), send, recv, root))
 }
 
 blocking_and_nonblocking!(
     scatter, iscatter(
-        sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void,
-        recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm
+        sendbuf: *const c_void, sendcount: impl CountArg, sendtype: MPI_Datatype,
+        recvbuf: *mut c_void, recvcount: impl CountArg, recvtype: MPI_Datatype, root: c_int,
+        comm: MPI_Comm
     ) => inter(comm) scatter_op(
-        sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, root, comm
-    )
-);
-blocking_and_nonblocking!(
-    scatter_c, iscatter_c(
-        sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void,
-        recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm
-    ) => inter(comm) scatter_op(
-        sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm
+        sendbuf, sendcount.into(), sendtype, recvbuf, recvcount.into(), recvtype, root, comm
     )
 );
 
@@ -470,42 +491,22 @@ unsafe fn scatterv_op(
     let (p, me) = (ch.size(), ch.rank);
     let root = root_of(root, p)?;
     let sends = if me == root {
-        let dt = datatype::lookup_committed(sendtype)?;
-        let counts = unsafe { sendcounts.read(p, "sendcounts") }?;
-        let displs = unsafe { displs.read(p, "displs") }?;
-        unsafe { buffers_at(sendbuf, &counts, &displs, dt.extent(), &[dt], "sendbuf") }?
+        unsafe { v_buffers(sendbuf, sendcounts, displs, sendtype, p, "send") }?
     } else {
         Vec::new()
     };
-    let recv = if in_place(recvbuf) {
-        if me != root {
-            return Err(in_place_not_here("as recvbuf except at the root"));
-        }
-        None
-    } else {
-        Some(unsafe { typed_buffer(recvbuf, recvcount, "recvcount", recvtype, 1, "recvbuf") }?)
-    };
+    let recv = unsafe { block_side(recvbuf, recvcount, recvtype, me == root, "recv") }?;
     Ok(scatter::scatterv(Call::start(ch), sends, recv, root))
 }
 
 blocking_and_nonblocking!(
     scatterv, iscatterv(
-        sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int,
-        sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype,
-        root: c_int, comm: MPI_Comm
+        sendbuf: *const c_void, sendcounts: impl Into<Counts>, displs: impl Into<Displs>,
+        sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: impl CountArg,
+        recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm
     ) => inter(comm) scatterv_op(
-        sendbuf, Counts::Int(sendcounts), Displs::Int(displs), sendtype, recvbuf, recvcount as i64,
-        recvtype, root, comm
-    )
-);
-blocking_and_nonblocking!(
-    scatterv_c, iscatterv_c(
-        sendbuf: *const c_void, sendcounts: *const MPI_Count, displs: *const MPI_Aint,
-        sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype,
-        root: c_int, comm: MPI_Comm
-    ) => inter(comm) scatterv_op(
-        sendbuf, Counts::Large(sendcounts), Displs::Aint(displs), sendtype, recvbuf, recvcount,
-        recvtype, root, comm
+        sendbuf, sendcounts.into(), displs.into(), sendtype, recvbuf, recvcount.into(), recvtype,
+        root, comm
     )
 );
 
@@ -571,18 +572,10 @@ unsafe fn allgather_op(
 
 blocking_and_nonblocking!(
     allgather, iallgather(
-        sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void,
-        recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm
+        sendbuf: *const c_void, sendcount: impl CountArg, sendtype: MPI_Datatype,
+        recvbuf: *mut c_void, recvcount: impl CountArg, recvtype: MPI_Datatype, comm: MPI_Comm
     ) => inter(comm) allgather_op(
-        sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, comm
-    )
-);
-blocking_and_nonblocking!(
-    allgather_c, iallgather_c(
-        sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void,
-        recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm
-    ) => inter(comm) allgather_op(
-        sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm
+        sendbuf, sendcount.into(), sendtype, recvbuf, recvcount.into(), recvtype, comm
     )
 );
 
@@ -600,31 +593,19 @@ unsafe fn allgatherv_op(
     let ch = channel(comm)?;
     let p = ch.size();
     let send = unsafe { optional_send(sendbuf, sendcount, sendtype, 1) }?;
-    let dt = datatype::lookup_committed(recvtype)?;
-    let counts = unsafe { recvcounts.read(p, "recvcounts") }?;
-    let displs = unsafe { displs.read(p, "displs") }?;
-    let recvs = unsafe { buffers_at(recvbuf, &counts, &displs, dt.extent(), &[dt], "recvbuf") }?;
+    let recvs = unsafe { v_buffers(recvbuf, recvcounts, displs, recvtype, p, "recv") }?;
     check_not_aliased(sendbuf, recvbuf, send.as_ref())?;
     Ok(gather::allgatherv(Call::start(ch), send, recvs))
 }
 
 blocking_and_nonblocking!(
     allgatherv, iallgatherv(
-        sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void,
-        recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm
+        sendbuf: *const c_void, sendcount: impl CountArg, sendtype: MPI_Datatype,
+        recvbuf: *mut c_void, recvcounts: impl Into<Counts>, displs: impl Into<Displs>,
+        recvtype: MPI_Datatype, comm: MPI_Comm
     ) => inter(comm) allgatherv_op(
-        sendbuf, sendcount as i64, sendtype, recvbuf, Counts::Int(recvcounts), Displs::Int(displs),
-        recvtype, comm
-    )
-);
-blocking_and_nonblocking!(
-    allgatherv_c, iallgatherv_c(
-        sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void,
-        recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype,
-        comm: MPI_Comm
-    ) => inter(comm) allgatherv_op(
-        sendbuf, sendcount, sendtype, recvbuf, Counts::Large(recvcounts), Displs::Aint(displs),
-        recvtype, comm
+        sendbuf, sendcount.into(), sendtype, recvbuf, recvcounts.into(), displs.into(), recvtype,
+        comm
     )
 );
 
@@ -650,18 +631,10 @@ unsafe fn alltoall_op(
 
 blocking_and_nonblocking!(
     alltoall, ialltoall(
-        sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void,
-        recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm
+        sendbuf: *const c_void, sendcount: impl CountArg, sendtype: MPI_Datatype,
+        recvbuf: *mut c_void, recvcount: impl CountArg, recvtype: MPI_Datatype, comm: MPI_Comm
     ) => inter(comm) alltoall_op(
-        sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, comm
-    )
-);
-blocking_and_nonblocking!(
-    alltoall_c, ialltoall_c(
-        sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void,
-        recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm
-    ) => inter(comm) alltoall_op(
-        sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm
+        sendbuf, sendcount.into(), sendtype, recvbuf, recvcount.into(), recvtype, comm
     )
 );
 
@@ -748,41 +721,20 @@ unsafe fn alltoallw_op(
 
 blocking_and_nonblocking!(
     alltoallv, ialltoallv(
-        sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int,
-        sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int,
-        rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm
+        sendbuf: *const c_void, sendcounts: impl Into<Counts>, sdispls: impl Into<Displs>,
+        sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: impl Into<Counts>,
+        rdispls: impl Into<Displs>, recvtype: MPI_Datatype, comm: MPI_Comm
     ) => inter(comm) alltoallw_op(
         Side {
             buf: sendbuf,
-            counts: Counts::Int(sendcounts),
-            displs: Displs::Int(sdispls),
+            counts: sendcounts.into(),
+            displs: sdispls.into(),
             types: Types::One(sendtype),
         },
         Side {
             buf: recvbuf,
-            counts: Counts::Int(recvcounts),
-            displs: Displs::Int(rdispls),
-            types: Types::One(recvtype),
-        },
-        comm
-    )
-);
-blocking_and_nonblocking!(
-    alltoallv_c, ialltoallv_c(
-        sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint,
-        sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count,
-        rdispls: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm
-    ) => inter(comm) alltoallw_op(
-        Side {
-            buf: sendbuf,
-            counts: Counts::Large(sendcounts),
-            displs: Displs::Aint(sdispls),
-            types: Types::One(sendtype),
-        },
-        Side {
-            buf: recvbuf,
-            counts: Counts::Large(recvcounts),
-            displs: Displs::Aint(rdispls),
+            counts: recvcounts.into(),
+            displs: rdispls.into(),
             types: Types::One(recvtype),
         },
         comm
@@ -790,41 +742,20 @@ blocking_and_nonblocking!(
 );
 blocking_and_nonblocking!(
     alltoallw, ialltoallw(
-        sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int,
-        sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int,
-        rdispls: *const c_int, recvtypes: *const MPI_Datatype, comm: MPI_Comm
+        sendbuf: *const c_void, sendcounts: impl Into<Counts>, sdispls: impl Into<Displs>,
+        sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: impl Into<Counts>,
+        rdispls: impl Into<Displs>, recvtypes: *const MPI_Datatype, comm: MPI_Comm
     ) => inter(comm) alltoallw_op(
         Side {
             buf: sendbuf,
-            counts: Counts::Int(sendcounts),
-            displs: Displs::Int(sdispls),
+            counts: sendcounts.into(),
+            displs: sdispls.into(),
             types: Types::PerPeer(sendtypes),
         },
         Side {
             buf: recvbuf,
-            counts: Counts::Int(recvcounts),
-            displs: Displs::Int(rdispls),
-            types: Types::PerPeer(recvtypes),
-        },
-        comm
-    )
-);
-blocking_and_nonblocking!(
-    alltoallw_c, ialltoallw_c(
-        sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint,
-        sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count,
-        rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm
-    ) => inter(comm) alltoallw_op(
-        Side {
-            buf: sendbuf,
-            counts: Counts::Large(sendcounts),
-            displs: Displs::Aint(sdispls),
-            types: Types::PerPeer(sendtypes),
-        },
-        Side {
-            buf: recvbuf,
-            counts: Counts::Large(recvcounts),
-            displs: Displs::Aint(rdispls),
+            counts: recvcounts.into(),
+            displs: rdispls.into(),
             types: Types::PerPeer(recvtypes),
         },
         comm

@@ -13,7 +13,7 @@ use std::future::Future;
 use std::os::raw::{c_int, c_void};
 
 use crate::abi::collective::{
-    buffers_at, check_not_aliased, times, typed, typed_buffer, user_buffer, Counts, Displs, Side,
+    check_not_aliased, typed, typed_buffer, user_buffer, v_buffers, Counts, Displs, Side,
 };
 use crate::abi::constants::*;
 use crate::abi::reduction::ScatterCounts;
@@ -90,10 +90,9 @@ unsafe fn rooted_buffers(
     q: usize,
 ) -> MpiResult<(Option<UserBuffer>, Option<UserBuffer>)> {
     let side = |(buf, n, dt, prefix): Raw, copies: usize| -> MpiResult<Option<UserBuffer>> {
-        let (n, dt) = typed(n, &format!("{prefix}count"), dt)?;
-        let n = times(n, copies, &format!("{prefix}count"))?;
+        let (count, buf_name) = (format!("{prefix}count"), format!("{prefix}buf"));
         // SAFETY: the MPI contract for collective buffers.
-        unsafe { user_buffer(buf, n, &dt, &format!("{prefix}buf")) }.map(Some)
+        unsafe { typed_buffer(buf, n, &count, dt, copies, &buf_name) }.map(Some)
     };
     Ok(match role {
         Role::Idle => (None, None),
@@ -170,11 +169,7 @@ pub(crate) unsafe fn gatherv_op(
     match role {
         Role::Idle => {}
         Role::Root => {
-            let dt = datatype::lookup_committed(recvtype)?;
-            let counts = unsafe { recvcounts.read(q, "recvcounts") }?;
-            let displs = unsafe { displs.read(q, "displs") }?;
-            recvs =
-                unsafe { buffers_at(recvbuf, &counts, &displs, dt.extent(), &[dt], "recvbuf") }?;
+            recvs = unsafe { v_buffers(recvbuf, recvcounts, displs, recvtype, q, "recv") }?;
         }
         Role::Leaf(_) => {
             send = Some(unsafe {
@@ -205,11 +200,7 @@ pub(crate) unsafe fn scatterv_op(
     match role {
         Role::Idle => {}
         Role::Root => {
-            let dt = datatype::lookup_committed(sendtype)?;
-            let counts = unsafe { sendcounts.read(q, "sendcounts") }?;
-            let displs = unsafe { displs.read(q, "displs") }?;
-            sends =
-                unsafe { buffers_at(sendbuf, &counts, &displs, dt.extent(), &[dt], "sendbuf") }?;
+            sends = unsafe { v_buffers(sendbuf, sendcounts, displs, sendtype, q, "send") }?;
         }
         Role::Leaf(_) => {
             recv = Some(unsafe {
@@ -252,10 +243,7 @@ pub(crate) unsafe fn allgatherv_op(
     let chs = channels(comm)?;
     let q = chs.remote_size();
     let send = unsafe { typed_buffer(sendbuf, sendcount, "sendcount", sendtype, 1, "sendbuf") }?;
-    let dt = datatype::lookup_committed(recvtype)?;
-    let counts = unsafe { recvcounts.read(q, "recvcounts") }?;
-    let displs = unsafe { displs.read(q, "displs") }?;
-    let recvs = unsafe { buffers_at(recvbuf, &counts, &displs, dt.extent(), &[dt], "recvbuf") }?;
+    let recvs = unsafe { v_buffers(recvbuf, recvcounts, displs, recvtype, q, "recv") }?;
     check_not_aliased(sendbuf, recvbuf, Some(&send))?;
     Ok(exchange::allgatherv(Inter::start(chs), send, recvs))
 }

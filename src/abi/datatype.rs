@@ -4,10 +4,13 @@
 //! `MPI_Type_match_size`. Arguments are checked and converted here;
 //! layouts are computed in `core::datatype`.
 //!
-//! The `int` and `_c` forms of a constructor share one implementation
-//! over `i64` arguments; [`Args`] records them as `MPI_Type_get_contents`
+//! The `int` and `_c` forms of a constructor are one function, generic
+//! over the count type ([`CountArg`]), so both lines of the function table
+//! name it; [`Args`] records the arguments as `MPI_Type_get_contents`
 //! returns them: `int` counts as integers and `MPI_Aint`s as addresses, or,
-//! for a `_c` call, both as large counts.
+//! for a `_c` call, both as large counts. (`MPI_Type_create_resized` and
+//! its `_c` form keep two functions: their arguments have the same type,
+//! `MPI_Aint` being `MPI_Count`'s, and only the recorded kind differs.)
 #![allow(clippy::missing_safety_doc)] // each function's contract is its MPI function's.
 
 use std::os::raw::{c_char, c_int};
@@ -15,6 +18,7 @@ use std::sync::Arc;
 
 use crate::abi::args::{in_str, out, write_str};
 use crate::abi::constants::*;
+use crate::abi::p2p::CountArg;
 use crate::abi::types::*;
 use crate::core::datatype::constructors;
 use crate::core::datatype::{self, builtin, registry, Combiner, Contents, Datatype};
@@ -163,16 +167,13 @@ unsafe fn make_contiguous(
     }
 }
 
-pub unsafe fn contiguous(n: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> MpiResult {
-    unsafe { make_contiguous(false, n.into(), oldtype, newtype) }
-}
-
-pub unsafe fn contiguous_c(
-    n: MPI_Count,
+/// `MPI_Type_contiguous` and `_c`.
+pub unsafe fn contiguous<C: CountArg>(
+    n: C,
     oldtype: MPI_Datatype,
     newtype: *mut MPI_Datatype,
 ) -> MpiResult {
-    unsafe { make_contiguous(true, n, oldtype, newtype) }
+    unsafe { make_contiguous(C::LARGE, n.into(), oldtype, newtype) }
 }
 
 /// Vector (`bytes` false: stride in elements) and hvector.
@@ -207,61 +208,29 @@ unsafe fn make_vector(
     unsafe { create(newtype, t, args.datatype(old)) }
 }
 
-pub unsafe fn vector(
-    n: c_int,
-    blocklength: c_int,
-    stride: c_int,
+/// `MPI_Type_vector` and `_c`.
+pub unsafe fn vector<C: CountArg>(
+    n: C,
+    blocklength: C,
+    stride: C,
     oldtype: MPI_Datatype,
     newtype: *mut MPI_Datatype,
 ) -> MpiResult {
-    unsafe {
-        make_vector(
-            false,
-            false,
-            (n.into(), blocklength.into(), stride.into()),
-            oldtype,
-            newtype,
-        )
-    }
+    let args = (n.into(), blocklength.into(), stride.into());
+    unsafe { make_vector(C::LARGE, false, args, oldtype, newtype) }
 }
 
-pub unsafe fn vector_c(
-    n: MPI_Count,
-    blocklength: MPI_Count,
+/// `MPI_Type_create_hvector`, its `_c` form and the deprecated
+/// `MPI_Type_hvector` (`MPI_Aint` is `MPI_Count`'s type).
+pub unsafe fn create_hvector<C: CountArg>(
+    n: C,
+    blocklength: C,
     stride: MPI_Count,
     oldtype: MPI_Datatype,
     newtype: *mut MPI_Datatype,
 ) -> MpiResult {
-    unsafe { make_vector(true, false, (n, blocklength, stride), oldtype, newtype) }
-}
-
-/// `MPI_Type_create_hvector` and the deprecated `MPI_Type_hvector`.
-pub unsafe fn create_hvector(
-    n: c_int,
-    blocklength: c_int,
-    stride: MPI_Aint,
-    oldtype: MPI_Datatype,
-    newtype: *mut MPI_Datatype,
-) -> MpiResult {
-    unsafe {
-        make_vector(
-            false,
-            true,
-            (n.into(), blocklength.into(), stride),
-            oldtype,
-            newtype,
-        )
-    }
-}
-
-pub unsafe fn create_hvector_c(
-    n: MPI_Count,
-    blocklength: MPI_Count,
-    stride: MPI_Count,
-    oldtype: MPI_Datatype,
-    newtype: *mut MPI_Datatype,
-) -> MpiResult {
-    unsafe { make_vector(true, true, (n, blocklength, stride), oldtype, newtype) }
+    let args = (n.into(), blocklength.into(), stride);
+    unsafe { make_vector(C::LARGE, true, args, oldtype, newtype) }
 }
 
 /// The indexed family. `blocklength`: one length for every block (the
@@ -320,10 +289,17 @@ impl Indexed {
     }
 }
 
-pub unsafe fn indexed(
-    n: c_int,
-    blocklengths: *const c_int,
-    displacements: *const c_int,
+/// `MPI_Type_indexed` and `MPI_Type_create_hindexed` (`bytes`), with
+/// `int` or `MPI_Count` arguments.
+///
+/// # Safety
+/// `blocklengths` and `displacements` hold `n` values; `newtype` is the
+/// caller's output.
+unsafe fn indexed_any<C: CountArg, D: CountArg>(
+    n: C,
+    blocklengths: *const C,
+    displacements: *const D,
+    bytes: bool,
     oldtype: MPI_Datatype,
     newtype: *mut MPI_Datatype,
 ) -> MpiResult {
@@ -331,47 +307,33 @@ pub unsafe fn indexed(
     let lens = unsafe { wide(blocklengths, len, "array_of_blocklengths") }?;
     let disps = unsafe { wide(displacements, len, "array_of_displacements") }?;
     let kind = Indexed {
-        large: false,
-        bytes: false,
+        large: C::LARGE,
+        bytes,
         blocklength: None,
     };
     unsafe { kind.make(n.into(), lens, disps, oldtype, newtype) }
 }
 
-pub unsafe fn indexed_c(
-    n: MPI_Count,
-    blocklengths: *const MPI_Count,
+/// `MPI_Type_indexed` and `_c`.
+pub unsafe fn indexed<C: CountArg>(
+    n: C,
+    blocklengths: *const C,
+    displacements: *const C,
+    oldtype: MPI_Datatype,
+    newtype: *mut MPI_Datatype,
+) -> MpiResult {
+    unsafe { indexed_any(n, blocklengths, displacements, false, oldtype, newtype) }
+}
+
+/// `MPI_Type_create_hindexed` and `_c` (`MPI_Aint` is `MPI_Count`'s type).
+pub unsafe fn create_hindexed<C: CountArg>(
+    n: C,
+    blocklengths: *const C,
     displacements: *const MPI_Count,
     oldtype: MPI_Datatype,
     newtype: *mut MPI_Datatype,
 ) -> MpiResult {
-    let len = large_count(n, "count")?;
-    let lens = unsafe { wide(blocklengths, len, "array_of_blocklengths") }?;
-    let disps = unsafe { wide(displacements, len, "array_of_displacements") }?;
-    let kind = Indexed {
-        large: true,
-        bytes: false,
-        blocklength: None,
-    };
-    unsafe { kind.make(n, lens, disps, oldtype, newtype) }
-}
-
-pub unsafe fn create_hindexed(
-    n: c_int,
-    blocklengths: *const c_int,
-    displacements: *const MPI_Aint,
-    oldtype: MPI_Datatype,
-    newtype: *mut MPI_Datatype,
-) -> MpiResult {
-    let len = large_count(n.into(), "count")?;
-    let lens = unsafe { wide(blocklengths, len, "array_of_blocklengths") }?;
-    let disps = unsafe { wide(displacements, len, "array_of_displacements") }?;
-    let kind = Indexed {
-        large: false,
-        bytes: true,
-        blocklength: None,
-    };
-    unsafe { kind.make(n.into(), lens, disps, oldtype, newtype) }
+    unsafe { indexed_any(n, blocklengths, displacements, true, oldtype, newtype) }
 }
 
 /// The deprecated `MPI_Type_hindexed` (non-const arrays).
@@ -385,106 +347,50 @@ pub unsafe fn hindexed(
     unsafe { create_hindexed(n, blocklengths, displacements, oldtype, newtype) }
 }
 
-pub unsafe fn create_hindexed_c(
-    n: MPI_Count,
-    blocklengths: *const MPI_Count,
-    displacements: *const MPI_Count,
-    oldtype: MPI_Datatype,
-    newtype: *mut MPI_Datatype,
-) -> MpiResult {
-    let len = large_count(n, "count")?;
-    let lens = unsafe { wide(blocklengths, len, "array_of_blocklengths") }?;
-    let disps = unsafe { wide(displacements, len, "array_of_displacements") }?;
-    let kind = Indexed {
-        large: true,
-        bytes: true,
-        blocklength: None,
-    };
-    unsafe { kind.make(n, lens, disps, oldtype, newtype) }
-}
-
-/// The four block-indexed constructors: `MPI_Type_create_indexed_block`
-/// and `_hindexed_block`, with `int` or `MPI_Count` arguments.
+/// The block-indexed constructors: `MPI_Type_create_indexed_block` and
+/// `_hindexed_block` (`bytes`), with `int` or `MPI_Count` arguments.
 ///
 /// # Safety
 /// `displacements` holds `n` values; `newtype` is the caller's output.
-unsafe fn indexed_block<D: Copy + Into<i64>>(
-    n: MPI_Count,
-    blocklength: MPI_Count,
+unsafe fn indexed_block<C: CountArg, D: CountArg>(
+    n: C,
+    blocklength: C,
     displacements: *const D,
-    large: bool,
     bytes: bool,
     oldtype: MPI_Datatype,
     newtype: *mut MPI_Datatype,
 ) -> MpiResult {
-    let len = large_count(n, "count")?;
+    let len = large_count(n.into(), "count")?;
     let disps = unsafe { wide(displacements, len, "array_of_displacements") }?;
     let kind = Indexed {
-        large,
+        large: C::LARGE,
         bytes,
-        blocklength: Some(blocklength),
+        blocklength: Some(blocklength.into()),
     };
-    unsafe { kind.make(n, vec![], disps, oldtype, newtype) }
+    unsafe { kind.make(n.into(), vec![], disps, oldtype, newtype) }
 }
 
-pub unsafe fn create_indexed_block(
-    n: c_int,
-    blocklength: c_int,
-    displacements: *const c_int,
+/// `MPI_Type_create_indexed_block` and `_c`.
+pub unsafe fn create_indexed_block<C: CountArg>(
+    n: C,
+    blocklength: C,
+    displacements: *const C,
     oldtype: MPI_Datatype,
     newtype: *mut MPI_Datatype,
 ) -> MpiResult {
-    unsafe {
-        indexed_block(
-            n.into(),
-            blocklength.into(),
-            displacements,
-            false,
-            false,
-            oldtype,
-            newtype,
-        )
-    }
+    unsafe { indexed_block(n, blocklength, displacements, false, oldtype, newtype) }
 }
 
-pub unsafe fn create_indexed_block_c(
-    n: MPI_Count,
-    blocklength: MPI_Count,
+/// `MPI_Type_create_hindexed_block` and `_c` (`MPI_Aint` is `MPI_Count`'s
+/// type).
+pub unsafe fn create_hindexed_block<C: CountArg>(
+    n: C,
+    blocklength: C,
     displacements: *const MPI_Count,
     oldtype: MPI_Datatype,
     newtype: *mut MPI_Datatype,
 ) -> MpiResult {
-    unsafe { indexed_block(n, blocklength, displacements, true, false, oldtype, newtype) }
-}
-
-pub unsafe fn create_hindexed_block(
-    n: c_int,
-    blocklength: c_int,
-    displacements: *const MPI_Aint,
-    oldtype: MPI_Datatype,
-    newtype: *mut MPI_Datatype,
-) -> MpiResult {
-    unsafe {
-        indexed_block(
-            n.into(),
-            blocklength.into(),
-            displacements,
-            false,
-            true,
-            oldtype,
-            newtype,
-        )
-    }
-}
-
-pub unsafe fn create_hindexed_block_c(
-    n: MPI_Count,
-    blocklength: MPI_Count,
-    displacements: *const MPI_Count,
-    oldtype: MPI_Datatype,
-    newtype: *mut MPI_Datatype,
-) -> MpiResult {
-    unsafe { indexed_block(n, blocklength, displacements, true, true, oldtype, newtype) }
+    unsafe { indexed_block(n, blocklength, displacements, true, oldtype, newtype) }
 }
 
 unsafe fn make_struct(
@@ -517,17 +423,18 @@ unsafe fn make_struct(
     unsafe { create(newtype, t, args) }
 }
 
-pub unsafe fn create_struct(
-    n: c_int,
-    blocklengths: *const c_int,
-    displacements: *const MPI_Aint,
+/// `MPI_Type_create_struct` and `_c` (`MPI_Aint` is `MPI_Count`'s type).
+pub unsafe fn create_struct<C: CountArg>(
+    n: C,
+    blocklengths: *const C,
+    displacements: *const MPI_Count,
     types: *const MPI_Datatype,
     newtype: *mut MPI_Datatype,
 ) -> MpiResult {
     let len = large_count(n.into(), "count")?;
     let lens = unsafe { wide(blocklengths, len, "array_of_blocklengths") }?;
     let disps = unsafe { wide(displacements, len, "array_of_displacements") }?;
-    unsafe { make_struct(false, n.into(), (lens, disps), types, newtype) }
+    unsafe { make_struct(C::LARGE, n.into(), (lens, disps), types, newtype) }
 }
 
 /// The deprecated `MPI_Type_struct` (non-const arrays).
@@ -539,19 +446,6 @@ pub unsafe fn struct_(
     newtype: *mut MPI_Datatype,
 ) -> MpiResult {
     unsafe { create_struct(n, blocklengths, displacements, types, newtype) }
-}
-
-pub unsafe fn create_struct_c(
-    n: MPI_Count,
-    blocklengths: *const MPI_Count,
-    displacements: *const MPI_Count,
-    types: *const MPI_Datatype,
-    newtype: *mut MPI_Datatype,
-) -> MpiResult {
-    let len = large_count(n, "count")?;
-    let lens = unsafe { wide(blocklengths, len, "array_of_blocklengths") }?;
-    let disps = unsafe { wide(displacements, len, "array_of_displacements") }?;
-    unsafe { make_struct(true, n, (lens, disps), types, newtype) }
 }
 
 unsafe fn make_resized(

@@ -10,36 +10,26 @@ use std::os::raw::{c_int, c_void};
 use crate::abi::args::out;
 use crate::abi::constants::*;
 use crate::abi::datatype::large_count;
+use crate::abi::p2p::{CountArg, CountOut};
 use crate::abi::types::*;
 use crate::core::datatype::{self, registry, Combiner, Datatype};
 use crate::core::error::{MpiError, MpiResult};
 
-fn int_or_undefined(v: usize) -> c_int {
-    c_int::try_from(v).unwrap_or(MPI_UNDEFINED)
+/// A count for an output of either width: `MPI_UNDEFINED` when there is
+/// none or it does not fit.
+fn or_undefined<T: CountOut>(v: Option<usize>) -> T {
+    v.and_then(T::fit).unwrap_or(T::from(MPI_UNDEFINED))
 }
 
-pub unsafe fn size(dt: MPI_Datatype, size: *mut c_int) -> MpiResult {
+/// `MPI_Type_size`, `MPI_Type_size_x` and `MPI_Type_size_c`.
+pub unsafe fn size<T: CountOut>(dt: MPI_Datatype, size: *mut T) -> MpiResult {
     let size = unsafe { out(size, "size") }?;
-    *size = int_or_undefined(datatype::lookup(dt)?.size());
+    *size = or_undefined(Some(datatype::lookup(dt)?.size()));
     Ok(())
 }
 
-/// `MPI_Type_size_x` and `MPI_Type_size_c`.
-pub unsafe fn size_c(dt: MPI_Datatype, size: *mut MPI_Count) -> MpiResult {
-    let size = unsafe { out(size, "size") }?;
-    *size = datatype::lookup(dt)?.size() as MPI_Count;
-    Ok(())
-}
-
-pub unsafe fn get_extent(dt: MPI_Datatype, lb: *mut MPI_Aint, extent: *mut MPI_Aint) -> MpiResult {
-    let (lb, extent) = unsafe { (out(lb, "lb")?, out(extent, "extent")?) };
-    let t = datatype::lookup(dt)?;
-    (*lb, *extent) = (t.lb() as MPI_Aint, t.extent() as MPI_Aint);
-    Ok(())
-}
-
-/// `MPI_Type_get_extent_x` and `_c`.
-pub unsafe fn get_extent_c(
+/// `MPI_Type_get_extent`, `_x` and `_c` (`MPI_Aint` is `MPI_Count`'s type).
+pub unsafe fn get_extent(
     dt: MPI_Datatype,
     lb: *mut MPI_Count,
     extent: *mut MPI_Count,
@@ -50,19 +40,8 @@ pub unsafe fn get_extent_c(
     Ok(())
 }
 
+/// `MPI_Type_get_true_extent`, `_x` and `_c`.
 pub unsafe fn get_true_extent(
-    dt: MPI_Datatype,
-    true_lb: *mut MPI_Aint,
-    true_extent: *mut MPI_Aint,
-) -> MpiResult {
-    let (lb, extent) = unsafe { (out(true_lb, "true_lb")?, out(true_extent, "true_extent")?) };
-    let t = datatype::lookup(dt)?;
-    (*lb, *extent) = (t.true_lb() as MPI_Aint, t.true_extent() as MPI_Aint);
-    Ok(())
-}
-
-/// `MPI_Type_get_true_extent_x` and `_c`.
-pub unsafe fn get_true_extent_c(
     dt: MPI_Datatype,
     true_lb: *mut MPI_Count,
     true_extent: *mut MPI_Count,
@@ -351,56 +330,38 @@ unsafe fn status_count(
     Ok(per(&t, bytes))
 }
 
-pub unsafe fn get_count(status: *const MPI_Status, dt: MPI_Datatype, n: *mut c_int) -> MpiResult {
-    let n = unsafe { out(n, "count") }?;
-    *n = unsafe { status_count(status, dt, Datatype::count_in) }?
-        .map_or(MPI_UNDEFINED, int_or_undefined);
-    Ok(())
-}
-
-pub unsafe fn get_count_c(
+/// `MPI_Get_count` and `MPI_Get_count_c`.
+pub unsafe fn get_count<T: CountOut>(
     status: *const MPI_Status,
     dt: MPI_Datatype,
-    n: *mut MPI_Count,
+    n: *mut T,
 ) -> MpiResult {
     let n = unsafe { out(n, "count") }?;
-    *n = unsafe { status_count(status, dt, Datatype::count_in) }?
-        .map_or(MPI_UNDEFINED as MPI_Count, |v| v as MPI_Count);
+    *n = or_undefined(unsafe { status_count(status, dt, Datatype::count_in) }?);
     Ok(())
 }
 
-pub unsafe fn get_elements(
+/// `MPI_Get_elements`, `MPI_Get_elements_x` and `MPI_Get_elements_c`.
+pub unsafe fn get_elements<T: CountOut>(
     status: *const MPI_Status,
     dt: MPI_Datatype,
-    n: *mut c_int,
+    n: *mut T,
 ) -> MpiResult {
     let n = unsafe { out(n, "count") }?;
-    *n = unsafe { status_count(status, dt, Datatype::elements_in) }?
-        .map_or(MPI_UNDEFINED, int_or_undefined);
+    *n = or_undefined(unsafe { status_count(status, dt, Datatype::elements_in) }?);
     Ok(())
 }
 
-/// `MPI_Get_elements_x` and `MPI_Get_elements_c`.
-pub unsafe fn get_elements_c(
-    status: *const MPI_Status,
-    dt: MPI_Datatype,
-    n: *mut MPI_Count,
-) -> MpiResult {
-    let n = unsafe { out(n, "count") }?;
-    *n = unsafe { status_count(status, dt, Datatype::elements_in) }?
-        .map_or(MPI_UNDEFINED as MPI_Count, |v| v as MPI_Count);
-    Ok(())
-}
-
-/// `MPI_Status_set_elements_x`: the status then holds the bytes of `count`
-/// basic elements of `dt`, so `MPI_Get_elements` with `dt` gives `count`.
-pub unsafe fn status_set_elements_c(
+/// `MPI_Status_set_elements` and `_x`: the status then holds the bytes of
+/// `count` basic elements of `dt`, so `MPI_Get_elements` with `dt` gives
+/// `count`.
+pub unsafe fn status_set_elements(
     status: *mut MPI_Status,
     dt: MPI_Datatype,
-    n: MPI_Count,
+    n: impl CountArg,
 ) -> MpiResult {
     let status = unsafe { status_in(status) }? as *const MPI_Status as *mut MPI_Status;
-    let elements = large_count(n, "count")?;
+    let elements = large_count(n.into(), "count")?;
     let t = datatype::lookup(dt)?;
     let bytes = t.bytes_for_elements(elements).ok_or_else(|| {
         MpiError::new(
@@ -411,12 +372,4 @@ pub unsafe fn status_set_elements_c(
     // SAFETY: `status` is the caller's writable status (checked above).
     unsafe { (*status).set_byte_count(bytes as MPI_Count) };
     Ok(())
-}
-
-pub unsafe fn status_set_elements(
-    status: *mut MPI_Status,
-    dt: MPI_Datatype,
-    n: c_int,
-) -> MpiResult {
-    unsafe { status_set_elements_c(status, dt, n as MPI_Count) }
 }

@@ -35,10 +35,39 @@ pub use persistent::{bsend_init, recv_init, rsend_init, send_init, ssend_init, s
 pub const TAG_UB: c_int = c_int::MAX;
 
 /// A count argument: `int` in the classic calls, `MPI_Count` in the
-/// large-count (`_c`) ones.
-pub trait CountArg: Copy + Into<i64> {}
-impl CountArg for c_int {}
-impl CountArg for MPI_Count {}
+/// large-count (`_c`) ones. `MPI_Aint` is the same Rust type as
+/// `MPI_Count`, so [`CountArg::LARGE`] cannot tell an address from a large
+/// count: a function generic over the count type takes addresses as
+/// `MPI_Count`.
+pub trait CountArg: Copy + Into<i64> {
+    /// Whether this is the large-count form (what `MPI_Type_get_contents`
+    /// reports the arguments of a constructor as).
+    const LARGE: bool;
+}
+impl CountArg for c_int {
+    const LARGE: bool = false;
+}
+impl CountArg for MPI_Count {
+    const LARGE: bool = true;
+}
+
+/// An output count of either width: `*mut c_int` in the classic calls,
+/// `*mut MPI_Count` in the `_c` ones. Only an `int` can be too small; each
+/// call decides what that means (`MPI_UNDEFINED`, an error class...).
+pub trait CountOut: CountArg + From<c_int> {
+    /// `v` in this type, `None` when it does not fit.
+    fn fit(v: usize) -> Option<Self>;
+}
+impl CountOut for c_int {
+    fn fit(v: usize) -> Option<c_int> {
+        c_int::try_from(v).ok()
+    }
+}
+impl CountOut for MPI_Count {
+    fn fit(v: usize) -> Option<MPI_Count> {
+        Some(v as MPI_Count)
+    }
+}
 
 /// A count argument checked (non-negative).
 fn elements(n: impl CountArg, name: &str) -> MpiResult<usize> {

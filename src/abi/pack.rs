@@ -4,11 +4,12 @@
 //! small for the data is `MPI_ERR_TRUNCATE`.
 #![allow(clippy::missing_safety_doc)] // each function's contract is its MPI function's.
 
-use std::os::raw::{c_char, c_int, c_void};
+use std::os::raw::{c_char, c_void};
 
-use crate::abi::args::{count, in_str, out};
+use crate::abi::args::{in_str, out};
 use crate::abi::constants::*;
 use crate::abi::datatype::large_count;
+use crate::abi::p2p::{CountArg, CountOut};
 use crate::abi::types::*;
 use crate::core::datatype;
 use crate::core::error::{MpiError, MpiResult};
@@ -128,70 +129,51 @@ unsafe fn unpack_any(
     Ok(at + need)
 }
 
-pub unsafe fn pack(
+/// `MPI_Pack` and `MPI_Pack_c`.
+pub unsafe fn pack<T: CountOut>(
     inbuf: *const c_void,
-    incount: c_int,
+    incount: impl CountArg,
     dt: MPI_Datatype,
     outbuf: *mut c_void,
-    outsize: c_int,
-    position: *mut c_int,
+    outsize: T,
+    position: *mut T,
     comm: MPI_Comm,
 ) -> MpiResult {
     let position = unsafe { out(position, "position") }?;
-    let n = count(incount, "incount")?;
+    let n = large_count(incount.into(), "incount")?;
     let size = buffer_size(outsize.into(), "outsize")?;
     let at = unsafe { pack_any(inbuf, n, dt, outbuf, size, (*position).into(), comm) }?;
-    *position = at as c_int;
+    *position = new_position(at)?;
     Ok(())
 }
 
-pub unsafe fn pack_c(
+/// `MPI_Unpack` and `MPI_Unpack_c`.
+pub unsafe fn unpack<T: CountOut>(
     inbuf: *const c_void,
-    incount: MPI_Count,
-    dt: MPI_Datatype,
+    insize: T,
+    position: *mut T,
     outbuf: *mut c_void,
-    outsize: MPI_Count,
-    position: *mut MPI_Count,
-    comm: MPI_Comm,
-) -> MpiResult {
-    let position = unsafe { out(position, "position") }?;
-    let n = large_count(incount, "incount")?;
-    let size = buffer_size(outsize, "outsize")?;
-    *position = unsafe { pack_any(inbuf, n, dt, outbuf, size, *position, comm) }? as MPI_Count;
-    Ok(())
-}
-
-pub unsafe fn unpack(
-    inbuf: *const c_void,
-    insize: c_int,
-    position: *mut c_int,
-    outbuf: *mut c_void,
-    outcount: c_int,
+    outcount: impl CountArg,
     dt: MPI_Datatype,
     comm: MPI_Comm,
 ) -> MpiResult {
     let position = unsafe { out(position, "position") }?;
-    let n = count(outcount, "outcount")?;
+    let n = large_count(outcount.into(), "outcount")?;
     let size = buffer_size(insize.into(), "insize")?;
     let at = unsafe { unpack_any(inbuf, size, (*position).into(), outbuf, n, dt, comm) }?;
-    *position = at as c_int;
+    *position = new_position(at)?;
     Ok(())
 }
 
-pub unsafe fn unpack_c(
-    inbuf: *const c_void,
-    insize: MPI_Count,
-    position: *mut MPI_Count,
-    outbuf: *mut c_void,
-    outcount: MPI_Count,
-    dt: MPI_Datatype,
-    comm: MPI_Comm,
-) -> MpiResult {
-    let position = unsafe { out(position, "position") }?;
-    let n = large_count(outcount, "outcount")?;
-    let size = buffer_size(insize, "insize")?;
-    *position = unsafe { unpack_any(inbuf, size, *position, outbuf, n, dt, comm) }? as MPI_Count;
-    Ok(())
+/// The position after packing or unpacking: at most the buffer's size,
+/// itself given as a `T`, so it always fits.
+fn new_position<T: CountOut>(at: usize) -> MpiResult<T> {
+    T::fit(at).ok_or_else(|| {
+        MpiError::new(
+            MPI_ERR_ARG,
+            format!("position {at} does not fit in the position argument"),
+        )
+    })
 }
 
 fn packed_size(n: usize, dt: MPI_Datatype, comm: MPI_Comm) -> MpiResult<usize> {
@@ -201,31 +183,21 @@ fn packed_size(n: usize, dt: MPI_Datatype, comm: MPI_Comm) -> MpiResult<usize> {
         .ok_or_else(|| MpiError::new(MPI_ERR_COUNT, "the packed size overflows"))
 }
 
-pub unsafe fn pack_size(
-    incount: c_int,
+/// `MPI_Pack_size` and `MPI_Pack_size_c`.
+pub unsafe fn pack_size<T: CountOut>(
+    incount: impl CountArg,
     dt: MPI_Datatype,
     comm: MPI_Comm,
-    size: *mut c_int,
+    size: *mut T,
 ) -> MpiResult {
     let size = unsafe { out(size, "size") }?;
-    let bytes = packed_size(count(incount, "incount")?, dt, comm)?;
-    *size = c_int::try_from(bytes).map_err(|_| {
+    let bytes = packed_size(large_count(incount.into(), "incount")?, dt, comm)?;
+    *size = T::fit(bytes).ok_or_else(|| {
         MpiError::new(
             MPI_ERR_VALUE_TOO_LARGE,
             format!("the packed size {bytes} does not fit in an int (use MPI_Pack_size_c)"),
         )
     })?;
-    Ok(())
-}
-
-pub unsafe fn pack_size_c(
-    incount: MPI_Count,
-    dt: MPI_Datatype,
-    comm: MPI_Comm,
-    size: *mut MPI_Count,
-) -> MpiResult {
-    let size = unsafe { out(size, "size") }?;
-    *size = packed_size(large_count(incount, "incount")?, dt, comm)? as MPI_Count;
     Ok(())
 }
 
@@ -249,25 +221,16 @@ unsafe fn external_size(datarep: *const c_char, n: usize, dt: MPI_Datatype) -> M
     datatype::lookup_committed(dt)?.external32_size(n)
 }
 
+/// `MPI_Pack_external_size` and `_c` (`MPI_Aint` is `MPI_Count`'s type).
 pub unsafe fn pack_external_size(
     datarep: *const c_char,
-    incount: c_int,
-    dt: MPI_Datatype,
-    size: *mut MPI_Aint,
-) -> MpiResult {
-    let size = unsafe { out(size, "size") }?;
-    *size = unsafe { external_size(datarep, count(incount, "incount")?, dt) }? as MPI_Aint;
-    Ok(())
-}
-
-pub unsafe fn pack_external_size_c(
-    datarep: *const c_char,
-    incount: MPI_Count,
+    incount: impl CountArg,
     dt: MPI_Datatype,
     size: *mut MPI_Count,
 ) -> MpiResult {
     let size = unsafe { out(size, "size") }?;
-    *size = unsafe { external_size(datarep, large_count(incount, "incount")?, dt) }? as MPI_Count;
+    *size = unsafe { external_size(datarep, large_count(incount.into(), "incount")?, dt) }?
+        as MPI_Count;
     Ok(())
 }
 
@@ -325,68 +288,37 @@ unsafe fn unpack_external_any(
     Ok(at + need)
 }
 
+/// `MPI_Pack_external` and `_c`: only the count's width differs
+/// (`MPI_Aint` is `MPI_Count`'s type).
 pub unsafe fn pack_external(
     datarep: *const c_char,
     inbuf: *const c_void,
-    incount: c_int,
-    dt: MPI_Datatype,
-    outbuf: *mut c_void,
-    outsize: MPI_Aint,
-    position: *mut MPI_Aint,
-) -> MpiResult {
-    let position = unsafe { out(position, "position") }?;
-    let n = count(incount, "incount")?;
-    let size = buffer_size(outsize, "outsize")?;
-    *position =
-        unsafe { pack_external_any(datarep, inbuf, n, dt, outbuf, size, *position) }? as MPI_Aint;
-    Ok(())
-}
-
-pub unsafe fn pack_external_c(
-    datarep: *const c_char,
-    inbuf: *const c_void,
-    incount: MPI_Count,
+    incount: impl CountArg,
     dt: MPI_Datatype,
     outbuf: *mut c_void,
     outsize: MPI_Count,
     position: *mut MPI_Count,
 ) -> MpiResult {
     let position = unsafe { out(position, "position") }?;
-    let n = large_count(incount, "incount")?;
+    let n = large_count(incount.into(), "incount")?;
     let size = buffer_size(outsize, "outsize")?;
     *position =
         unsafe { pack_external_any(datarep, inbuf, n, dt, outbuf, size, *position) }? as MPI_Count;
     Ok(())
 }
 
+/// `MPI_Unpack_external` and `_c`.
 pub unsafe fn unpack_external(
-    datarep: *const c_char,
-    inbuf: *const c_void,
-    insize: MPI_Aint,
-    position: *mut MPI_Aint,
-    outbuf: *mut c_void,
-    outcount: c_int,
-    dt: MPI_Datatype,
-) -> MpiResult {
-    let position = unsafe { out(position, "position") }?;
-    let n = count(outcount, "outcount")?;
-    let size = buffer_size(insize, "insize")?;
-    *position =
-        unsafe { unpack_external_any(datarep, inbuf, size, *position, outbuf, n, dt) }? as MPI_Aint;
-    Ok(())
-}
-
-pub unsafe fn unpack_external_c(
     datarep: *const c_char,
     inbuf: *const c_void,
     insize: MPI_Count,
     position: *mut MPI_Count,
     outbuf: *mut c_void,
-    outcount: MPI_Count,
+    outcount: impl CountArg,
     dt: MPI_Datatype,
 ) -> MpiResult {
     let position = unsafe { out(position, "position") }?;
-    let n = large_count(outcount, "outcount")?;
+    let n = large_count(outcount.into(), "outcount")?;
     let size = buffer_size(insize, "insize")?;
     *position = unsafe { unpack_external_any(datarep, inbuf, size, *position, outbuf, n, dt) }?
         as MPI_Count;
