@@ -204,21 +204,18 @@ tcp_env() { # impl: sets RUN_ENV for the tcp section
 }
 echo "running tcp: oxmpi, MPICH and plain TCP ($REPS repetitions each, rotating) ..."
 for rep in $(seq 1 "$REPS"); do
-    for impl in $(order "$rep" ox mp tcp); do
-        tcp_env "$impl"
-        if [[ $impl == tcp ]]; then
-            run_case tcp latency plain_tcp 2 $T_P2P "$OUT/res/tcp-latency.tcp.$rep" latency
-        else
-            run_case "$impl" pingpong-tcp pingpong 2 $T_P2P "$OUT/res/tcp-latency.$impl.$rep"
-        fi || rm -f "$OUT/res/tcp-latency.$impl.$rep"
-    done
-    for impl in $(order "$rep" ox mp tcp); do
-        tcp_env "$impl"
-        if [[ $impl == tcp ]]; then
-            run_case tcp bandwidth plain_tcp 2 $T_P2P "$OUT/res/tcp-bandwidth.tcp.$rep" bandwidth
-        else
-            run_case "$impl" bandwidth-tcp bandwidth 2 $T_P2P "$OUT/res/tcp-bandwidth.$impl.$rep"
-        fi || rm -f "$OUT/res/tcp-bandwidth.$impl.$rep"
+    # what:MPI program (plain_tcp takes "what" as its argument)
+    for pair in latency:pingpong bandwidth:bandwidth; do
+        what=${pair%%:*} prog=${pair#*:}
+        for impl in $(order "$rep" ox mp tcp); do
+            tcp_env "$impl"
+            out=$OUT/res/tcp-$what.$impl.$rep
+            if [[ $impl == tcp ]]; then
+                run_case tcp "$what" plain_tcp 2 $T_P2P "$out" "$what"
+            else
+                run_case "$impl" "$prog-tcp" "$prog" 2 $T_P2P "$out"
+            fi || rm -f "$out"
+        done
     done
 done
 RUN_ENV=()
