@@ -16,6 +16,7 @@ use crate::core::datatype;
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::matching::{Pattern, ANY};
 use crate::core::p2p::engine::SendArgs;
+use crate::core::p2p::receive_lane::{LaneOutcome, LaneStart};
 use crate::core::p2p::request::proc_null_status;
 use crate::core::p2p::user_buffer::UserBuffer;
 use crate::core::progress::block_on;
@@ -314,8 +315,7 @@ pub fn status_error(status: &MPI_Status) -> MpiResult {
 /// `status_out` as checked by `StatusOut::new`.
 unsafe fn wait_receive(id: MPI_Request, status_out: StatusOut) -> MpiResult {
     let st = wait_request(id)?;
-    unsafe { write_status(status_out, &st) };
-    status_error(&st)
+    unsafe { finish_receive(status_out, &st) }
 }
 
 fn out_request<'a>(request: *mut MPI_Request) -> MpiResult<&'a mut MPI_Request> {
@@ -417,8 +417,51 @@ pub unsafe fn recv(
 ) -> MpiResult {
     let status_out = unsafe { StatusOut::new(status) }?;
     let n = elements(n, "count")?;
-    let id = unsafe { start_recv(buf, n, datatype, source, tag, comm) }?;
+    check_tag(tag, true)?;
+    let buf = unsafe { message_buffer(buf, n, datatype) }?;
+    let mut rt = runtime::lock();
+    let Some(pattern) = accepting(&rt, comm, source, tag)? else {
+        drop(rt);
+        unsafe { write_status(status_out, &proc_null_status()) };
+        return Ok(());
+    };
+    // Without a request when it can (see core::p2p::receive_lane).
+    let (engine, endpoints) = rt.engine_and_endpoints()?;
+    let buf = match engine.arm_lane(endpoints, buf, pattern) {
+        LaneStart::Received(st) => return unsafe { finish_receive(status_out, &st) },
+        LaneStart::General(buf) => Some(buf),
+        LaneStart::Armed => None,
+    };
+    drop(rt);
+    let buf = match buf {
+        Some(buf) => buf,
+        None => {
+            let outcome = block_on(|rt| Ok(rt.p2p.lane_outcome()));
+            match outcome {
+                Ok(LaneOutcome::Received(st)) => return unsafe { finish_receive(status_out, &st) },
+                Ok(LaneOutcome::General(buf)) => buf,
+                Err(e) => {
+                    runtime::lock().p2p.disarm_lane();
+                    return Err(e);
+                }
+            }
+        }
+    };
+    let id = {
+        let mut rt = runtime::lock();
+        let (engine, endpoints) = rt.engine_and_endpoints()?;
+        engine.irecv(endpoints, buf, pattern)
+    };
     unsafe { wait_receive(id, status_out) }
+}
+
+/// Writes a finished receive's status and reports its error (truncation).
+///
+/// # Safety
+/// `status_out` as checked by `StatusOut::new`.
+unsafe fn finish_receive(status_out: StatusOut, st: &MPI_Status) -> MpiResult {
+    unsafe { write_status(status_out, st) };
+    status_error(st)
 }
 
 /// Starts a send and a receive as one request (`MPI_Isendrecv`).

@@ -33,6 +33,7 @@ use super::bsend::AttachedBuffer;
 use super::frame::{FrameHeader, FrameKind, FLAG_SYNC, HEADER_LEN};
 use super::generalized::Generalized;
 use super::outbox::Outbox;
+use super::receive_lane::Lane;
 use super::request::{
     cancelled_status, empty_status, receive_status, Matched, Operation, RecvOp, Request, SendOp,
     SendStage,
@@ -105,6 +106,8 @@ pub struct Engine {
     own_shares: Vec<OwnShare>,
     /// The buffer of buffered-mode sends (`MPI_Buffer_attach`).
     pub(super) attached: Option<AttachedBuffer>,
+    /// A blocking receive waiting without a request (see `receive_lane`).
+    pub(super) lane: Option<Lane>,
 }
 
 /// The receiver's half of a shared copy, waiting for its turn.
@@ -135,6 +138,7 @@ impl Default for Engine {
             own_shares: Vec::new(),
             polling_grequests: false,
             attached: None,
+            lane: None,
         }
     }
 }
@@ -623,8 +627,7 @@ impl Engine {
         match incoming.body {
             IncomingBody::Eager { data, sync_request } => {
                 if let Some(sender) = sync_request {
-                    let frame = control_frame(FrameKind::SyncAck, sender, 0);
-                    self.queue(incoming.from, control(frame));
+                    self.acknowledge_sync(incoming.from, sender);
                 }
                 self.receive_piece(id, 0, direct.unwrap_or(&data));
             }
@@ -646,6 +649,13 @@ impl Engine {
                 self.queue(incoming.from, control(frame));
             }
         }
+    }
+
+    /// Queues the acknowledgement that tells a synchronous send's `sender`
+    /// (its request at `from`) that its message matched.
+    pub(super) fn acknowledge_sync(&mut self, from: ProcessId, sender: u64) {
+        let frame = control_frame(FrameKind::SyncAck, sender, 0);
+        self.queue(from, control(frame));
     }
 
     /// Sends the replies that matches and frames queued, then does the
@@ -966,6 +976,7 @@ impl Engine {
                 };
                 match self.matcher.match_posted(&env) {
                     Some(id) => self.deliver(id, env, incoming, Some(payload)),
+                    None if self.offer_to_lane(from, &env, sync_request, payload) => {}
                     None => {
                         let incoming = Incoming {
                             body: IncomingBody::Eager {
@@ -994,7 +1005,10 @@ impl Engine {
                 };
                 match self.matcher.match_posted(&env) {
                     Some(id) => self.deliver(id, env, incoming, None),
-                    None => self.matcher.push_unexpected(env, incoming),
+                    None => {
+                        self.spill_lane(&env);
+                        self.matcher.push_unexpected(env, incoming);
+                    }
                 }
             }
             FrameKind::ClearToSend => {

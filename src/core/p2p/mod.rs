@@ -9,6 +9,7 @@ pub mod generalized;
 mod matched_probe;
 mod outbox;
 mod persistent;
+pub mod receive_lane;
 pub mod request;
 mod sendrecv;
 pub mod user_buffer;
