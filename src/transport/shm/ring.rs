@@ -5,25 +5,28 @@
 //! of [`RingLayout::bytes`] bytes (usually part of a [`Segment`]). Layout:
 //!
 //! ```text
-//! offset 0    tail: AtomicU64 (cells pushed so far; written by the producer)
 //! offset 8    layout tag: AtomicU64 (magic + log2 sizes; written by init)
 //! offset 64   head: AtomicU64 (cells popped so far; written by the consumer)
 //! offset 128  n_cells cells of cell_size bytes, each:
-//!             len: u32 | kind: u32 | payload (cell_size - 8 bytes)
+//!             stamp: AtomicU64 | payload (cell_size - 8 bytes)
 //! ```
 //!
-//! `tail` and `head` count up forever (a u64 does not wrap); cell `i` lives at
-//! index `i % n_cells`. The ring is full when `tail - head == n_cells`.
+//! Messages are numbered from 0 forever (a u64 does not wrap); message `i`
+//! lives in cell `i % n_cells`. The producer counts what it pushed (`tail`,
+//! its own), the consumer what it popped (`head`, shared); the ring is full
+//! when `tail - head == n_cells`.
 //!
-//! Invariant kept: a cell in `[head, tail)` belongs to the consumer, any other
-//! cell to the producer, and each side touches only its own cells. The
-//! producer fills a cell, then publishes it by storing `tail` with Release;
-//! the consumer loads `tail` with Acquire before reading the cell. The
-//! consumer hands a cell back by storing `head` with Release; the producer
-//! loads `head` with Acquire before reusing a cell. Each side caches the
-//! other's counter and reads the shared one only when its cache says the ring
-//! is full (producer) or empty (consumer), so the two cache lines bounce only
-//! when needed.
+//! A cell's stamp is 0 while the cell is free and `(kind << 32) | (len + 1)`
+//! once a message is in it. The producer fills the payload, then publishes
+//! the cell by storing its stamp with Release; the consumer loads the stamp
+//! of the cell at `head` with Acquire, and a non-zero stamp means message
+//! `head` is there (message `head - n_cells`, its cell's last occupant, was
+//! popped, and message `head + n_cells` cannot be pushed before `head` is).
+//! So a waiting consumer reads only the one line where the next message
+//! lands, and a small message costs the consumer one cache-line transfer.
+//! The consumer hands a cell back by zeroing its stamp and storing `head`
+//! with Release; the producer loads `head` with Acquire before reusing a
+//! cell, and reads it only when its cached copy says the ring is full.
 //!
 //! [`Segment`]: super::segment::Segment
 
@@ -38,13 +41,12 @@ compile_error!("the shm ring needs lock-free 64-bit atomics");
 /// Cache line size assumed for the layout (x86-64 and most aarch64).
 pub const CACHE_LINE: usize = 64;
 
-/// Bytes before the first cell: the tail line and the head line.
+/// Bytes before the first cell: the tag line and the head line.
 pub const RING_HEADER_BYTES: usize = 2 * CACHE_LINE;
 
-/// Bytes at the start of each cell before its payload (length, kind).
+/// Bytes at the start of each cell before its payload (the stamp).
 pub const CELL_HEADER_BYTES: usize = 8;
 
-const TAIL_OFFSET: usize = 0;
 const TAG_OFFSET: usize = 8;
 const HEAD_OFFSET: usize = CACHE_LINE;
 
@@ -94,7 +96,7 @@ impl RingLayout {
         if !cell_size.is_power_of_two() || cell_size < CACHE_LINE {
             return Err(bad("cell_size must be a power of two of at least 64"));
         }
-        if cell_size - CELL_HEADER_BYTES > u32::MAX as usize {
+        if cell_size - CELL_HEADER_BYTES >= u32::MAX as usize {
             return Err(bad("cell payload must fit a u32 length"));
         }
         n_cells
@@ -133,10 +135,10 @@ impl RingLayout {
     }
 }
 
-/// Initializes a ring in `region`: zeroes its counters and stores its layout
-/// tag (last, with Release, so an `attach` that sees the tag sees the zeroed
-/// counters). The cells are left as they are. Call once, before any side
-/// attaches.
+/// Initializes a ring in `region`: zeroes its head and cell stamps and
+/// stores its layout tag (last, with Release, so an `attach` that sees the
+/// tag sees the zeroed words). Payloads are left as they are. Call once,
+/// before any side attaches.
 ///
 /// # Safety
 /// `region` must point to at least `layout.bytes()` writable bytes that stay
@@ -147,17 +149,18 @@ pub unsafe fn init(region: *mut u8, layout: RingLayout) -> Result<(), RingError>
     // SAFETY: the caller guarantees the header is writable and unused; the
     // offsets are 8-byte aligned inside the 64-byte aligned region.
     unsafe {
-        counter(region, TAIL_OFFSET).store(0, Ordering::Relaxed);
         counter(region, HEAD_OFFSET).store(0, Ordering::Relaxed);
+        for i in 0..layout.n_cells {
+            counter(region, RING_HEADER_BYTES + i * layout.cell_size).store(0, Ordering::Relaxed);
+        }
         counter(region, TAG_OFFSET).store(layout.tag(), Ordering::Release);
     }
     Ok(())
 }
 
-/// Where one side of a ring lives: the shared counters and the cells.
+/// Where one side of a ring lives: the shared head and the cells.
 #[derive(Debug, Clone, Copy)]
 struct Shared {
-    tail: NonNull<AtomicU64>,
     head: NonNull<AtomicU64>,
     cells: NonNull<u8>,
     layout: RingLayout,
@@ -183,7 +186,6 @@ impl Shared {
         // SAFETY: all offsets lie inside the `layout.bytes()` region.
         unsafe {
             Ok(Shared {
-                tail: region.add(TAIL_OFFSET).cast(),
                 head: region.add(HEAD_OFFSET).cast(),
                 cells: region.add(RING_HEADER_BYTES),
                 layout,
@@ -191,15 +193,17 @@ impl Shared {
         }
     }
 
-    fn tail(&self) -> &AtomicU64 {
+    fn head(&self) -> &AtomicU64 {
         // SAFETY: points into the mapped, initialized header (attach's
         // contract keeps it mapped while `self` lives).
-        unsafe { self.tail.as_ref() }
+        unsafe { self.head.as_ref() }
     }
 
-    fn head(&self) -> &AtomicU64 {
-        // SAFETY: as in `tail`.
-        unsafe { self.head.as_ref() }
+    /// The stamp of the cell at `cell` (from [`Shared::cell`]).
+    fn stamp<'a>(cell: *mut u8) -> &'a AtomicU64 {
+        // SAFETY: a cell starts 64-byte aligned inside the mapped region,
+        // which outlives the ring's ends (attach's contract).
+        unsafe { AtomicU64::from_ptr(cell.cast()) }
     }
 
     /// The cell that message number `seq` uses.
@@ -215,13 +219,13 @@ impl Shared {
 #[derive(Debug)]
 pub struct Producer {
     shared: Shared,
-    /// Our copy of the shared tail (only we write it).
+    /// Messages pushed so far.
     tail: u64,
     /// Last head we read; the true head is never behind it.
     head_cache: u64,
 }
 
-// SAFETY: a Producer is the only writer of its cells and tail, and holds no
+// SAFETY: a Producer is the only writer of its free cells, and holds no
 // thread-bound state; moving it to another thread is fine. It is not Sync:
 // all methods take `&mut self`.
 unsafe impl Send for Producer {}
@@ -236,9 +240,10 @@ impl Producer {
     pub unsafe fn attach(region: *mut u8, layout: RingLayout) -> Result<Producer, RingError> {
         // SAFETY: forwarded caller contract.
         let shared = unsafe { Shared::attach(region, layout) }?;
+        let head = shared.head().load(Ordering::Acquire);
         Ok(Producer {
-            tail: shared.tail().load(Ordering::Relaxed),
-            head_cache: shared.head().load(Ordering::Acquire),
+            tail: head,
+            head_cache: head,
             shared,
         })
     }
@@ -278,14 +283,11 @@ impl Producer {
             len <= capacity,
             "ring push of {len} bytes exceeds the cell payload capacity {capacity}"
         );
-        // SAFETY: the cell is ours (see above) and 64-byte aligned, so both
-        // u32 header words are aligned.
-        unsafe {
-            cell.cast::<u32>().write(len as u32);
-            cell.cast::<u32>().add(1).write(kind);
-        }
+        Shared::stamp(cell).store(
+            (u64::from(kind) << 32) | (len as u64 + 1),
+            Ordering::Release,
+        );
         self.tail += 1;
-        self.shared.tail().store(self.tail, Ordering::Release);
         true
     }
 
@@ -311,11 +313,10 @@ pub struct Consumer {
     shared: Shared,
     /// Our copy of the shared head (only we write it).
     head: u64,
-    /// Last tail we read; the true tail is never behind it.
-    tail_cache: u64,
 }
 
-// SAFETY: as for Producer: sole reader of its cells, sole writer of head.
+// SAFETY: as for Producer: sole reader of its full cells, sole writer of
+// head.
 unsafe impl Send for Consumer {}
 
 impl Consumer {
@@ -328,7 +329,6 @@ impl Consumer {
         let shared = unsafe { Shared::attach(region, layout) }?;
         Ok(Consumer {
             head: shared.head().load(Ordering::Relaxed),
-            tail_cache: shared.tail().load(Ordering::Acquire),
             shared,
         })
     }
@@ -342,51 +342,44 @@ impl Consumer {
     /// without [`Consumer::pop`] returns the same cell.
     #[inline]
     pub fn peek(&mut self) -> Option<CellRef<'_>> {
-        if !self.refresh_if_empty() {
+        let cell = self.shared.cell(self.head);
+        let stamp = Shared::stamp(cell).load(Ordering::Acquire);
+        if stamp == 0 {
             return None;
         }
-        let cell = self.shared.cell(self.head);
-        // SAFETY: the cell is in [head, tail), published by the Release store
-        // of tail that our Acquire load observed, so it is ours to read and
-        // its contents are visible; the header words are aligned.
-        unsafe {
-            let len = cell.cast::<u32>().read() as usize;
-            let kind = cell.cast::<u32>().add(1).read();
-            // A length beyond the capacity can only come from a corrupt peer;
-            // clamp it so we never read outside the cell.
-            let len = len.min(self.shared.layout.payload_capacity());
-            let payload = std::slice::from_raw_parts(cell.add(CELL_HEADER_BYTES), len);
-            Some(CellRef { kind, payload })
-        }
+        let kind = (stamp >> 32) as u32;
+        // A length beyond the capacity can only come from a corrupt peer;
+        // clamp it so we never read outside the cell.
+        let len =
+            ((stamp as u32).wrapping_sub(1) as usize).min(self.shared.layout.payload_capacity());
+        // SAFETY: the non-zero stamp, loaded with Acquire, was published by
+        // the producer's Release store after it wrote the payload, and the
+        // cell stays ours until `pop`; the payload lies inside the cell.
+        let payload = unsafe { std::slice::from_raw_parts(cell.add(CELL_HEADER_BYTES), len) };
+        Some(CellRef { kind, payload })
     }
 
     /// Releases the oldest message's cell to the producer. Returns false
     /// (and does nothing) when the ring is empty.
     #[inline]
     pub fn pop(&mut self) -> bool {
-        if !self.refresh_if_empty() {
+        let stamp = Shared::stamp(self.shared.cell(self.head));
+        if stamp.load(Ordering::Relaxed) == 0 {
             return false;
         }
+        // Ordered before the producer's reuse of the cell by the Release
+        // store of head (which the producer loads with Acquire).
+        stamp.store(0, Ordering::Relaxed);
         self.head += 1;
         self.shared.head().store(self.head, Ordering::Release);
         true
     }
 
-    /// True when a message is waiting (reads the producer's tail if the
-    /// cached one says empty). A cheap check for a doorbell's re-check.
+    /// True when a message is waiting (one load of the next cell's stamp).
+    /// A cheap check for a doorbell's re-check.
     #[inline]
     pub fn has_pending(&mut self) -> bool {
-        self.refresh_if_empty()
-    }
-
-    /// Makes sure `tail_cache` is fresh when it says empty; true if a cell
-    /// is ready.
-    #[inline]
-    fn refresh_if_empty(&mut self) -> bool {
-        if self.head == self.tail_cache {
-            self.tail_cache = self.shared.tail().load(Ordering::Acquire);
-        }
-        self.head != self.tail_cache
+        Shared::stamp(self.shared.cell(self.head)).load(Ordering::Acquire) != 0
     }
 }
 
