@@ -16,17 +16,21 @@
 //! its own), the consumer what it popped (`head`, shared); the ring is full
 //! when `tail - head == n_cells`.
 //!
-//! A cell's stamp is 0 while the cell is free and `(kind << 32) | (len + 1)`
-//! once a message is in it. The producer fills the payload, then publishes
-//! the cell by storing its stamp with Release; the consumer loads the stamp
-//! of the cell at `head` with Acquire, and a non-zero stamp means message
-//! `head` is there (message `head - n_cells`, its cell's last occupant, was
-//! popped, and message `head + n_cells` cannot be pushed before `head` is).
-//! So a waiting consumer reads only the one line where the next message
-//! lands, and a small message costs the consumer one cache-line transfer.
-//! The consumer hands a cell back by zeroing its stamp and storing `head`
-//! with Release; the producer loads `head` with Acquire before reusing a
-//! cell, and reads it only when its cached copy says the ring is full.
+//! A cell's stamp is `kind << 32 | lap << 31 | len`, where `lap` is 1 for
+//! messages `0..n_cells`, 0 for the next `n_cells`, and so on alternating.
+//! The producer fills the payload, then publishes the cell by storing its
+//! stamp with Release; the consumer loads the stamp of the cell at `head`
+//! with Acquire, and the lap bit of message `head` means it is there: the
+//! cell holds either message `head - n_cells` (the other lap bit, or the
+//! zeroed stamp of `init` in the first lap) or message `head`, as message
+//! `head + n_cells` cannot be pushed before `head` is popped. So a waiting
+//! consumer reads only the one line where the next message lands, a small
+//! message costs the consumer one cache-line transfer, and the consumer
+//! never writes a cell (a store to a line the producer holds would stall
+//! its next locked instruction for a cross-core round trip). The consumer
+//! hands cells back by storing `head` with Release; the producer loads
+//! `head` with Acquire before reusing a cell, and reads it only when its
+//! cached copy says the ring is full.
 //!
 //! [`Segment`]: super::segment::Segment
 
@@ -48,6 +52,10 @@ pub const RING_HEADER_BYTES: usize = 2 * CACHE_LINE;
 pub const CELL_HEADER_BYTES: usize = 8;
 
 const TAG_OFFSET: usize = 8;
+
+/// The lap bit of a stamp, and the length bits below it.
+const LAP_BIT: u64 = 1 << 31;
+const LEN_MASK: u64 = LAP_BIT - 1;
 const HEAD_OFFSET: usize = CACHE_LINE;
 
 /// High half of the layout tag: "OXRG".
@@ -96,8 +104,8 @@ impl RingLayout {
         if !cell_size.is_power_of_two() || cell_size < CACHE_LINE {
             return Err(bad("cell_size must be a power of two of at least 64"));
         }
-        if cell_size - CELL_HEADER_BYTES >= u32::MAX as usize {
-            return Err(bad("cell payload must fit a u32 length"));
+        if cell_size - CELL_HEADER_BYTES > LEN_MASK as usize {
+            return Err(bad("cell payload must fit a 31-bit length"));
         }
         n_cells
             .checked_mul(cell_size)
@@ -206,6 +214,15 @@ impl Shared {
         unsafe { AtomicU64::from_ptr(cell.cast()) }
     }
 
+    /// The lap bit of message number `seq`'s stamp.
+    fn lap_bit(&self, seq: u64) -> u64 {
+        if (seq >> self.layout.n_cells.trailing_zeros()) & 1 == 0 {
+            LAP_BIT
+        } else {
+            0
+        }
+    }
+
     /// The cell that message number `seq` uses.
     fn cell(&self, seq: u64) -> *mut u8 {
         let index = (seq as usize) & (self.layout.n_cells - 1);
@@ -283,10 +300,8 @@ impl Producer {
             len <= capacity,
             "ring push of {len} bytes exceeds the cell payload capacity {capacity}"
         );
-        Shared::stamp(cell).store(
-            (u64::from(kind) << 32) | (len as u64 + 1),
-            Ordering::Release,
-        );
+        let stamp = (u64::from(kind) << 32) | self.shared.lap_bit(self.tail) | len as u64;
+        Shared::stamp(cell).store(stamp, Ordering::Release);
         self.tail += 1;
         true
     }
@@ -344,15 +359,14 @@ impl Consumer {
     pub fn peek(&mut self) -> Option<CellRef<'_>> {
         let cell = self.shared.cell(self.head);
         let stamp = Shared::stamp(cell).load(Ordering::Acquire);
-        if stamp == 0 {
+        if stamp & LAP_BIT != self.shared.lap_bit(self.head) {
             return None;
         }
         let kind = (stamp >> 32) as u32;
         // A length beyond the capacity can only come from a corrupt peer;
         // clamp it so we never read outside the cell.
-        let len =
-            ((stamp as u32).wrapping_sub(1) as usize).min(self.shared.layout.payload_capacity());
-        // SAFETY: the non-zero stamp, loaded with Acquire, was published by
+        let len = ((stamp & LEN_MASK) as usize).min(self.shared.layout.payload_capacity());
+        // SAFETY: this lap's stamp, loaded with Acquire, was published by
         // the producer's Release store after it wrote the payload, and the
         // cell stays ours until `pop`; the payload lies inside the cell.
         let payload = unsafe { std::slice::from_raw_parts(cell.add(CELL_HEADER_BYTES), len) };
@@ -363,13 +377,9 @@ impl Consumer {
     /// (and does nothing) when the ring is empty.
     #[inline]
     pub fn pop(&mut self) -> bool {
-        let stamp = Shared::stamp(self.shared.cell(self.head));
-        if stamp.load(Ordering::Relaxed) == 0 {
+        if !self.has_pending() {
             return false;
         }
-        // Ordered before the producer's reuse of the cell by the Release
-        // store of head (which the producer loads with Acquire).
-        stamp.store(0, Ordering::Relaxed);
         self.head += 1;
         self.shared.head().store(self.head, Ordering::Release);
         true
@@ -379,7 +389,8 @@ impl Consumer {
     /// A cheap check for a doorbell's re-check.
     #[inline]
     pub fn has_pending(&mut self) -> bool {
-        Shared::stamp(self.shared.cell(self.head)).load(Ordering::Acquire) != 0
+        let stamp = Shared::stamp(self.shared.cell(self.head)).load(Ordering::Acquire);
+        stamp & LAP_BIT == self.shared.lap_bit(self.head)
     }
 }
 
