@@ -106,7 +106,7 @@ unsafe fn message_buffer(
     n: usize,
     datatype: MPI_Datatype,
 ) -> MpiResult<UserBuffer> {
-    let dt = datatype::lookup_committed(datatype)?;
+    let dt = datatype::lookup_for_message(datatype)?;
     let bytes = n
         .checked_mul(dt.size())
         .filter(|&b| b <= isize::MAX as usize)

@@ -109,6 +109,40 @@ pub fn lookup(h: MPI_Datatype) -> MpiResult<Arc<Datatype>> {
         .ok_or_else(|| invalid(h))
 }
 
+/// A datatype as an operation holds it: a predefined type by reference
+/// (no reference count to touch on the path of every message), any other
+/// shared.
+#[derive(Clone)]
+pub enum TypeRef {
+    Predefined(&'static Datatype),
+    Derived(Arc<Datatype>),
+}
+
+impl std::ops::Deref for TypeRef {
+    type Target = Datatype;
+
+    fn deref(&self) -> &Datatype {
+        match self {
+            TypeRef::Predefined(t) => t,
+            TypeRef::Derived(t) => t,
+        }
+    }
+}
+
+impl From<Arc<Datatype>> for TypeRef {
+    fn from(t: Arc<Datatype>) -> TypeRef {
+        TypeRef::Derived(t)
+    }
+}
+
+/// As [`lookup_committed`], without touching a predefined type's count.
+pub fn lookup_for_message(h: MPI_Datatype) -> MpiResult<TypeRef> {
+    match predefined(h) {
+        Some(t) => Ok(TypeRef::Predefined(t)),
+        None => lookup_committed(h).map(TypeRef::Derived),
+    }
+}
+
 /// As [`lookup`], for communication: a derived type must be committed.
 pub fn lookup_committed(h: MPI_Datatype) -> MpiResult<Arc<Datatype>> {
     let t = lookup(h)?;

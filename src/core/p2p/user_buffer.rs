@@ -11,32 +11,36 @@ use std::os::raw::c_void;
 use std::sync::Arc;
 
 use crate::abi::constants::MPI_BYTE;
-use crate::core::datatype::{self, Datatype};
+use crate::core::datatype::{self, TypeRef};
 use crate::transport::Placement;
 
 #[derive(Clone)]
 pub struct UserBuffer {
     addr: usize,
     count: usize,
-    datatype: Arc<Datatype>,
+    datatype: TypeRef,
     /// The bytes behind `addr` when oxmpi owns them (only ever read).
     owned: Option<Arc<[u8]>>,
 }
 
 /// `MPI_BYTE`, the datatype of packed data.
-pub fn byte_type() -> Arc<Datatype> {
-    datatype::lookup(MPI_BYTE).expect("MPI_BYTE is predefined")
+pub fn byte_type() -> TypeRef {
+    datatype::lookup_for_message(MPI_BYTE).expect("MPI_BYTE is predefined")
 }
 
 impl UserBuffer {
     /// # Safety
     /// `buf` with `count` elements of `datatype` must be valid memory (for
     /// writes too, if it receives) until the operation using it completes.
-    pub unsafe fn new(buf: *const c_void, count: usize, datatype: Arc<Datatype>) -> UserBuffer {
+    pub unsafe fn new(
+        buf: *const c_void,
+        count: usize,
+        datatype: impl Into<TypeRef>,
+    ) -> UserBuffer {
         UserBuffer {
             addr: buf as usize,
             count,
-            datatype,
+            datatype: datatype.into(),
             owned: None,
         }
     }
