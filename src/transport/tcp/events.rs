@@ -12,14 +12,14 @@ use super::handshake::{could_be_hello, Rejection, HELLO_LEN};
 use super::poller::{BROKEN, READABLE, WRITABLE};
 use super::table::Token;
 use super::{
-    Link, Peer, TcpTransport, ACCEPTS_PER_POLL, FIRST_RETRY, LAST_RETRY, MAX_FRAME, MAX_HANDSHAKES,
+    Link, TcpTransport, ACCEPTS_PER_POLL, FIRST_RETRY, LAST_RETRY, MAX_FRAME, MAX_HANDSHAKES,
     READ_BUDGET,
 };
 use crate::transport::{ProcessId, Sink, PLACE_HEAD};
 
 impl TcpTransport {
     pub(super) fn start_connect(&mut self, dest: ProcessId) {
-        let Some(addr) = self.peers.get(&dest).and_then(|p| p.addr) else {
+        let Some(addr) = self.peers.get(dest).and_then(|p| p.addr) else {
             return;
         };
         let stream = match connect_nonblocking(addr) {
@@ -34,14 +34,14 @@ impl TcpTransport {
             self.connections.remove(token);
             return self.attempt_failed(dest, format!("epoll: {e}"));
         }
-        if let Some(peer) = self.peers.get_mut(&dest) {
+        if let Some(peer) = self.peers.get_mut(dest) {
             peer.link = Link::Connecting(token);
         }
         log::debug!("tcp {}: connecting to process {dest} at {addr}", self.me);
     }
 
     fn attempt_failed(&mut self, dest: ProcessId, why: impl Display) {
-        let Some(peer) = self.peers.get_mut(&dest) else {
+        let Some(peer) = self.peers.get_mut(dest) else {
             return;
         };
         peer.failures = peer.failures.saturating_add(1);
@@ -68,14 +68,14 @@ impl TcpTransport {
                 log::debug!("tcp {me}: dropped a connection from {}: {why}", conn.remote);
             }
             Stage::Connecting { peer } | Stage::AwaitingAnswer { peer } => {
-                if self.peers.get(&peer).map(|p| p.link) == Some(Link::Connecting(token)) {
+                if self.peers.get(peer).map(|p| p.link) == Some(Link::Connecting(token)) {
                     self.attempt_failed(peer, why);
                 } else {
                     log::debug!("tcp {me}: closed an attempt to reach process {peer}: {why}");
                 }
             }
             Stage::Established { peer } => {
-                if let Some(p) = self.peers.get_mut(&peer) {
+                if let Some(p) = self.peers.get_mut(peer) {
                     if p.link == Link::Up(token) {
                         p.link = Link::Idle { retry_at: None };
                     }
@@ -308,7 +308,7 @@ impl TcpTransport {
 
     /// Our attempt to reach `peer` got its answer: the connection is up.
     fn established(&mut self, token: Token, peer: ProcessId) -> Result<(), String> {
-        let entry = self.peers.get_mut(&peer).expect("an attempt has its peer");
+        let entry = self.peers.get_mut(peer).expect("an attempt has its peer");
         if entry.link != Link::Connecting(token) {
             return Err(format!("attempt to reach process {peer} superseded"));
         }
@@ -327,7 +327,9 @@ impl TcpTransport {
         if from == me {
             return Err("hello from this very process".into());
         }
-        let peer = self.peers.entry(from).or_insert_with(|| Peer::new(None));
+        let Some(peer) = self.peers.get_or_add(from) else {
+            return Err(format!("process id {from} is out of range"));
+        };
         match peer.link {
             Link::Up(_) => return Err(format!("process {from} is connected already")),
             Link::Connecting(_) if me < from => {

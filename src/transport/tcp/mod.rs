@@ -54,13 +54,14 @@ mod events;
 mod framing;
 mod handshake;
 mod listener;
+mod peers;
 mod poller;
 mod table;
 
 #[cfg(test)]
 mod tests;
 
-use std::collections::HashMap;
+use peers::PeerTable;
 use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::os::fd::{AsRawFd, RawFd};
@@ -134,7 +135,7 @@ pub struct TcpTransport {
     /// Entries of `events` filled by `wait` and not yet acted on (the next
     /// `poll` uses them instead of asking epoll again).
     waited: usize,
-    peers: HashMap<ProcessId, Peer>,
+    peers: PeerTable,
     connections: ConnectionTable,
     /// Accepted connections in `Stage::AwaitingHello`.
     handshakes: usize,
@@ -168,7 +169,7 @@ impl TcpTransport {
             poller,
             events: poller::event_buffer(EVENTS_PER_POLL),
             waited: 0,
-            peers: HashMap::new(),
+            peers: PeerTable::default(),
             connections: ConnectionTable::default(),
             handshakes: 0,
             handshake_timeout: HANDSHAKE_TIMEOUT,
@@ -193,23 +194,23 @@ impl TcpTransport {
     /// `try_send` to it. A connection the peer made to us is used as is.
     pub fn connect_peer(&mut self, peer: ProcessId, addr: SocketAddr) {
         debug_assert_ne!(peer, self.me, "frames to oneself go through `self`");
-        self.peers
-            .entry(peer)
-            .and_modify(|p| p.addr = Some(addr))
-            .or_insert_with(|| Peer::new(Some(addr)));
+        match self.peers.get_or_add(peer) {
+            Some(p) => p.addr = Some(addr),
+            None => log::error!("tcp {}: process id {peer} is out of range", self.me),
+        }
     }
 
     /// Whether frames to `peer` go out now (handshake done).
     pub fn is_connected(&self, peer: ProcessId) -> bool {
         self.peers
-            .get(&peer)
+            .get(peer)
             .is_some_and(|p| matches!(p.link, Link::Up(_)))
     }
 
     /// Failed connection attempts to `peer` since the last success (the
     /// caller decides when a peer counts as unreachable).
     pub fn connect_failures(&self, peer: ProcessId) -> u32 {
-        self.peers.get(&peer).map_or(0, |p| p.failures)
+        self.peers.get(peer).map_or(0, |p| p.failures)
     }
 
     /// Bytes accepted by `try_send` and not yet taken by the kernel, over
@@ -298,7 +299,7 @@ impl TcpTransport {
             len <= MAX_FRAME,
             "a frame of {len} bytes exceeds the TCP transport's limit of {MAX_FRAME}"
         );
-        let peer = self.peers.get(&dest)?;
+        let peer = self.peers.get(dest)?;
         let token = match peer.link {
             Link::Up(token) => token,
             Link::Connecting(_) => return None,
