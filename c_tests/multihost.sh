@@ -431,6 +431,81 @@ usage_case "bad slot count" "^mpiexec: -hosts: '$NS1:0': invalid slot count '0'$
 usage_case "-pmi-addr not of this host" "^mpiexec: cannot listen for PMI connections on 192\.0\.2\.254: " \
     -launcher-exec "ip netns exec" -pmi-addr 192.0.2.254 -hosts "$NS1" echo started
 
+# ---------------------------------------------------------------- ssh
+# The default launcher for real: an sshd in each namespace ("host"), with
+# keys made for this run, reached by the ssh client that mpiexec runs
+# (`ssh -x HOST 'mpiexec' --proxy`, through the remote shell). The client
+# reads this run's config through a wrapper named ssh first in PATH; the
+# root's own ssh configuration and known hosts are not touched.
+SSHD=$(command -v sshd || echo /usr/sbin/sshd)
+SSH=$(command -v ssh)
+SSHDIR=$WORK/ssh
+if [ -x "$SSHD" ] && [ -n "$SSH" ] && command -v ssh-keygen >/dev/null 2>&1 \
+    && [ -x "$BIN/mpi_hello" ] && mkdir -p "$SSHDIR/bin"; then
+    begin "-launcher ssh: sshd on both hosts, MPI hello, stdio and exit codes through ssh"
+    chmod 700 "$SSHDIR"
+    made_privsep=""
+    if [ ! -d /run/sshd ]; then
+        # sshd's privilege separation directory (the package makes it at boot).
+        mkdir -p /run/sshd && chmod 755 /run/sshd && made_privsep=1
+    fi
+    ssh-keygen -q -t ed25519 -N '' -f "$SSHDIR/client" </dev/null
+    ssh-keygen -q -t ed25519 -N '' -f "$SSHDIR/host" </dev/null
+    cp "$SSHDIR/client.pub" "$SSHDIR/authorized_keys"
+    printf '%s\n' "HostKey $SSHDIR/host" "AuthorizedKeysFile $SSHDIR/authorized_keys" \
+        "PermitRootLogin prohibit-password" "PubkeyAuthentication yes" \
+        "PasswordAuthentication no" "KbdInteractiveAuthentication no" "UsePAM no" \
+        "StrictModes no" "X11Forwarding no" >"$SSHDIR/sshd_config"
+    printf '%s\n' "Host *" "IdentityFile $SSHDIR/client" "IdentitiesOnly yes" "BatchMode yes" \
+        "StrictHostKeyChecking no" "UserKnownHostsFile /dev/null" "LogLevel ERROR" \
+        "ConnectTimeout 5" >"$SSHDIR/config"
+    printf '#!/bin/sh\nexec "%s" -F "%s" "$@"\n' "$SSH" "$SSHDIR/config" >"$SSHDIR/bin/ssh"
+    chmod 755 "$SSHDIR/bin/ssh"
+    SSHD_PIDS=""
+    for i in 1 2; do
+        ns=$NS1
+        [ "$i" = 2 ] && ns=$NS2
+        ip netns exec "$ns" "$SSHD" -D -e -f "$SSHDIR/sshd_config" \
+            -o "ListenAddress=$NET.$((i + 1))" -o "PidFile=$SSHDIR/sshd$i.pid" \
+            2>"$SSHDIR/sshd$i.log" &
+        SSHD_PIDS="$SSHD_PIDS $!"
+    done
+    # Both daemons answer before the job starts (at most 5 s each).
+    for host in "$NET.2" "$NET.3"; do
+        for _ in $(seq 1 50); do
+            "$SSHDIR/bin/ssh" "$host" true 2>"$SSHDIR/probe.err" </dev/null && break
+            sleep 0.1
+        done
+    done
+    PATH="$SSHDIR/bin:$PATH" timeout -k 2 "$LIMIT" "$MPIEXEC" -launcher ssh -pmi-addr "$ADDR" \
+        -hosts "$NET.2:2,$NET.3:2" -hostname-env OXMPI_HOSTNAME "$BIN/mpi_hello" \
+        </dev/null >"$WORK/out" 2>"$WORK/err"
+    RC=$?
+    OUT=$(cat "$WORK/out")
+    ERR=$(cat "$WORK/err")
+    expect "$(got); sshd: $(tail -c 300 "$SSHDIR/sshd1.log"); probe: $(tail -c 200 "$SSHDIR/probe.err")" rc_is 0
+    expect "stderr: $ERR" err_empty
+    expect "stdout: $OUT" sorted_out_is "mpi hello rank 0 of 4 on $NET.2
+mpi hello rank 1 of 4 on $NET.2
+mpi hello rank 2 of 4 on $NET.3
+mpi hello rank 3 of 4 on $NET.3"
+    # A remote rank's exit code comes back through ssh too.
+    PATH="$SSHDIR/bin:$PATH" timeout -k 2 "$LIMIT" "$MPIEXEC" -launcher ssh -pmi-addr "$ADDR" \
+        -hosts "$NET.2,$NET.3" -n 2 sh -c 'exit $((PMI_RANK * 3))' \
+        </dev/null >"$WORK/out" 2>"$WORK/err"
+    RC=$?
+    ERR=$(cat "$WORK/err")
+    expect "a remote rank's exit 3: exit $RC, stderr $ERR" rc_is 3
+    for pid in $SSHD_PIDS; do
+        kill "$pid" 2>/dev/null
+        wait "$pid" 2>/dev/null
+    done
+    [ -n "$made_privsep" ] && rmdir /run/sshd 2>/dev/null
+    finish
+else
+    echo "notice: -launcher ssh not tested for real (needs sshd, ssh and ssh-keygen: Debian packages openssh-server and openssh-client)"
+fi
+
 # ---------------------------------------------------------------- optional: MPI across hosts
 if [ "${MULTIHOST_P2P:-1}" = 1 ]; then
     for t in p2p_basic sessions_basic; do
