@@ -39,14 +39,16 @@ CC[mp]=mpicc.mpich;       RUN[mp]=mpiexec.mpich;       NAME[mp]=MPICH
 IMPLS=(ox mp)
 # The plain TCP baseline of the tcp section: no MPI, no launcher.
 CC[tcp]=cc;               RUN[tcp]=;                   NAME[tcp]="plain TCP"
+# The floor under shared-memory latency: one cache line each way, no MPI.
+CC[floor]=cc;             RUN[floor]=;                 NAME[floor]="shm floor"
 
 if [[ ! -x ${CC[ox]} || ! -x ${RUN[ox]} ]]; then
     echo "bench: no oxmpi stage at $STAGE (run 'make stage' or 'make bench')" >&2
     exit 2
 fi
 
-rm -rf "$OUT/ox" "$OUT/mp" "$OUT/tcp" "$OUT/res" "$OUT/log"
-mkdir -p "$OUT/ox" "$OUT/mp" "$OUT/tcp" "$OUT/res" "$OUT/log"
+rm -rf "$OUT/ox" "$OUT/mp" "$OUT/tcp" "$OUT/floor" "$OUT/res" "$OUT/log"
+mkdir -p "$OUT/ox" "$OUT/mp" "$OUT/tcp" "$OUT/floor" "$OUT/res" "$OUT/log"
 # Only the ATEXIT re-init case and the tcp section set these; nothing leaks
 # from the caller.
 unset MPIR_CVAR_FINALIZE_ATEXIT OXMPI_FINALIZE_ATEXIT \
@@ -88,6 +90,7 @@ for impl in "${IMPLS[@]}"; do
     build "$impl" reinit reinit.c
 done
 build tcp plain_tcp plain_tcp.c
+build floor shm_floor shm_floor.c
 
 # ---------------------------------------------------------------- helpers
 # run_case impl case prog np limit outfile [program args...]
@@ -178,8 +181,10 @@ T_BEGIN=$EPOCHREALTIME
 # ---------------------------------------------------------------- p2p
 echo "running pingpong and bandwidth ($REPS repetitions each, alternating) ..."
 for rep in $(seq 1 "$REPS"); do
-    for impl in $(order "$rep"); do
-        run_case "$impl" pingpong pingpong 2 $T_P2P "$OUT/res/pingpong.$impl.$rep" \
+    for impl in $(order "$rep" ox mp floor); do
+        prog=pingpong
+        [[ $impl == floor ]] && prog=shm_floor
+        run_case "$impl" pingpong $prog 2 $T_P2P "$OUT/res/pingpong.$impl.$rep" \
             || rm -f "$OUT/res/pingpong.$impl.$rep"
     done
     for impl in $(order "$rep"); do
@@ -274,6 +279,14 @@ for size in 0 1 8 64 512 4096 16384 65536 1048576 4194304; do
     if [[ $size == 8 ]]; then t="<= 0.6"; verdict "$r" "<=" 0.6; v=$V; fi
     row "$(human "$size")" "$(fmt 3 "$o")" "$(fmt 3 "$m")" "$r" "$t" "$v"
 done
+# The floor: what moving a cache line between the two cores costs in this
+# run (shm_floor.c); the rest of each latency is the library's own work.
+f=$(med_of "$OUT/res/pingpong.floor" 8)
+o=$(med_of "$OUT/res/pingpong.ox" 8); m=$(med_of "$OUT/res/pingpong.mp" 8)
+above() { awk -v a="$1" -v f="$2" 'BEGIN { if (a == "n/a" || f == "n/a") print "n/a"; else printf "%.3f\n", a - f }'; }
+oa=$(above "$o" "$f"); ma=$(above "$m" "$f")
+echo "  8 B floor (shm_floor.c, one cache line each way, no MPI): $(fmt 3 "$f") us;" \
+    "above it: oxmpi $(fmt 3 "$oa"), MPICH $(fmt 3 "$ma") us (ratio $(ratio "$oa" "$ma"))"
 
 echo
 echo "Bandwidth (bandwidth.c, 2 ranks, window of 64, MB/s = 10^6 B/s; higher is better)"
