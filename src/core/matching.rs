@@ -73,6 +73,9 @@ impl<R: PartialEq + Copy, M> Matcher<R, M> {
 
     /// The oldest posted receive that accepts `env`, removed from the queue.
     pub fn match_posted(&mut self, env: &Envelope) -> Option<R> {
+        if self.posted.is_empty() {
+            return None;
+        }
         let i = self.posted.iter().position(|(p, _)| p.accepts(env))?;
         self.posted.remove(i).map(|(_, r)| r)
     }
@@ -95,6 +98,9 @@ impl<R: PartialEq + Copy, M> Matcher<R, M> {
     /// Removes and returns the oldest unexpected message `pattern` accepts
     /// (`MPI_Mprobe`, or a receive that must not be queued).
     pub fn take_unexpected(&mut self, pattern: &Pattern) -> Option<(Envelope, M)> {
+        if self.unexpected.is_empty() {
+            return None;
+        }
         let i = self
             .unexpected
             .iter()
@@ -104,6 +110,9 @@ impl<R: PartialEq + Copy, M> Matcher<R, M> {
 
     /// The oldest unexpected message `pattern` accepts (`MPI_Iprobe`).
     pub fn peek(&self, pattern: &Pattern) -> Option<&(Envelope, M)> {
+        if self.unexpected.is_empty() {
+            return None;
+        }
         self.unexpected.iter().find(|(e, _)| pattern.accepts(e))
     }
 

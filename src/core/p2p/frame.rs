@@ -81,34 +81,48 @@ impl FrameHeader {
         }
     }
 
+    /// Writes the header into the first [`HEADER_LEN`] bytes of `out`.
+    ///
+    /// # Panics
+    /// If `out` is shorter.
+    #[inline]
     pub fn encode(&self, out: &mut [u8]) {
-        out[0] = self.kind as u8;
-        out[1] = self.flags;
-        out[2..4].fill(0);
-        out[4..8].copy_from_slice(&self.tag.to_le_bytes());
-        out[8..12].copy_from_slice(&self.source.to_le_bytes());
-        out[12..16].fill(0);
-        out[16..24].copy_from_slice(&self.context_id.to_le_bytes());
-        out[24..32].copy_from_slice(&self.total_len.to_le_bytes());
-        out[32..40].copy_from_slice(&self.id_a.to_le_bytes());
-        out[40..48].copy_from_slice(&self.id_b.to_le_bytes());
+        // One bounds check; the field stores below have constant offsets.
+        let out: &mut [u8; HEADER_LEN] = (&mut out[..HEADER_LEN]).try_into().expect("48 bytes");
+        let word0 = u64::from(self.kind as u8)
+            | u64::from(self.flags) << 8
+            | u64::from(self.tag as u32) << 32;
+        let word1 = u64::from(self.source as u32);
+        for (i, word) in [
+            word0,
+            word1,
+            self.context_id,
+            self.total_len,
+            self.id_a,
+            self.id_b,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            out[i * 8..i * 8 + 8].copy_from_slice(&word.to_le_bytes());
+        }
     }
 
+    #[inline]
     pub fn decode(bytes: &[u8]) -> Option<FrameHeader> {
-        if bytes.len() < HEADER_LEN {
-            return None;
-        }
-        let u64_at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().expect("8 bytes"));
-        let i32_at = |i: usize| i32::from_le_bytes(bytes[i..i + 4].try_into().expect("4 bytes"));
+        let bytes: &[u8; HEADER_LEN] = bytes.get(..HEADER_LEN)?.try_into().ok()?;
+        let word =
+            |i: usize| u64::from_le_bytes(bytes[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
+        let word0 = word(0);
         Some(FrameHeader {
-            kind: FrameKind::from_u8(bytes[0])?,
-            flags: bytes[1],
-            tag: i32_at(4),
-            source: i32_at(8),
-            context_id: u64_at(16),
-            total_len: u64_at(24),
-            id_a: u64_at(32),
-            id_b: u64_at(40),
+            kind: FrameKind::from_u8(word0 as u8)?,
+            flags: (word0 >> 8) as u8,
+            tag: (word0 >> 32) as u32 as i32,
+            source: word(1) as u32 as i32,
+            context_id: word(2),
+            total_len: word(3),
+            id_a: word(4),
+            id_b: word(5),
         })
     }
 }

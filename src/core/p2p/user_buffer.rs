@@ -68,6 +68,16 @@ impl UserBuffer {
 
     /// Packs bytes `[offset, offset + out.len())` of the message into `out`.
     pub fn pack(&self, offset: usize, out: &mut [u8]) -> usize {
+        if let Some((start, total)) = self.contiguous_block() {
+            // One block: a plain copy (the common case, kept short).
+            let n = out.len().min(total.saturating_sub(offset));
+            // SAFETY: bytes [offset, offset + n) lie within the block,
+            // readable per `new`'s contract (or owned); `out` is ours.
+            unsafe {
+                std::ptr::copy_nonoverlapping((start + offset) as *const u8, out.as_mut_ptr(), n)
+            };
+            return n;
+        }
         // SAFETY: the memory is valid per `new`'s contract (or owned);
         // pack_range stays within the count elements of the datatype.
         unsafe {
@@ -82,6 +92,15 @@ impl UserBuffer {
             self.owned.is_none(),
             "packed buffers are never received into"
         );
+        if let Some((start, total)) = self.contiguous_block() {
+            let n = input.len().min(total.saturating_sub(offset));
+            // SAFETY: bytes [offset, offset + n) lie within the block,
+            // writable per `new`'s contract and not aliased by `input`.
+            unsafe {
+                std::ptr::copy_nonoverlapping(input.as_ptr(), (start + offset) as *mut u8, n)
+            };
+            return n;
+        }
         // SAFETY: as in `pack`; the caller never passes more than `len()`
         // bytes in total.
         unsafe {
@@ -151,5 +170,34 @@ impl UserBuffer {
         }
         let start = (self.addr as isize).wrapping_add(self.datatype.true_lb()) as usize;
         Some((start, self.len()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::abi::constants::MPI_INT;
+
+    #[test]
+    fn contiguous_buffers_pack_and_unpack_any_range_by_plain_copies() {
+        let ints = datatype::lookup_for_message(MPI_INT).unwrap();
+        assert!(matches!(ints, TypeRef::Predefined(_)));
+        let data: Vec<i32> = (0..10).map(|i| i * 1000 + 7).collect();
+        // SAFETY: `data` outlives the buffer.
+        let src = unsafe { UserBuffer::new(data.as_ptr().cast(), data.len(), ints.clone()) };
+        assert_eq!(src.len(), 40);
+        let mut packed = [0u8; 48];
+        // In two pieces at an odd offset; the second runs past the end.
+        assert_eq!(src.pack(0, &mut packed[..13]), 13);
+        assert_eq!(src.pack(13, &mut packed[13..]), 27);
+        let bytes: Vec<u8> = data.iter().flat_map(|v| v.to_ne_bytes()).collect();
+        assert_eq!(&packed[..40], &bytes[..]);
+
+        let mut back = vec![0i32; 10];
+        // SAFETY: `back` outlives the buffer.
+        let dst = unsafe { UserBuffer::new(back.as_mut_ptr().cast(), back.len(), ints) };
+        assert_eq!(dst.unpack(0, &packed[..6]), 6);
+        assert_eq!(dst.unpack(6, &packed[6..48]), 34, "clipped at the end");
+        assert_eq!(back, data);
     }
 }
