@@ -88,6 +88,21 @@ impl<T> HandleTable<T> {
         self.slots.get_mut(index)?.as_mut()
     }
 
+    /// Removes the object and drops it where it lies (no move out of the
+    /// table, unlike [`HandleTable::remove`]); false if there was none.
+    pub fn discard(&mut self, handle: c_int) -> bool {
+        let Some(slot) = self.index_of(handle).and_then(|i| self.slots.get_mut(i)) else {
+            return false;
+        };
+        if slot.is_none() {
+            return false;
+        }
+        *slot = None;
+        self.free.push_back((handle as u32) & INDEX_MASK);
+        self.live -= 1;
+        true
+    }
+
     pub fn remove(&mut self, handle: c_int) -> Option<T> {
         let index = self.index_of(handle)?;
         let value = self.slots.get_mut(index)?.take()?;
@@ -143,5 +158,26 @@ mod tests {
         let h2 = t.insert(2);
         assert_ne!(h, h2);
         assert_eq!(t.len(), 1);
+    }
+
+    #[test]
+    fn discarded_objects_are_dropped_in_place_and_their_handles_reused_late() {
+        let mut t = HandleTable::new(ObjectKind::Request);
+        let first = t.insert(std::rc::Rc::new(7));
+        let watch = t.get(first).cloned().unwrap();
+        assert_eq!(std::rc::Rc::strong_count(&watch), 2);
+        assert!(t.discard(first));
+        assert_eq!(std::rc::Rc::strong_count(&watch), 1, "dropped");
+        assert!(!t.discard(first), "twice is refused");
+        assert_eq!(t.len(), 0);
+        // The freed index waits behind REUSE_DELAY others before it returns.
+        let handles: Vec<c_int> = (0..=REUSE_DELAY)
+            .map(|_| t.insert(std::rc::Rc::new(0)))
+            .collect();
+        assert!(!handles.contains(&first));
+        for h in handles {
+            assert!(t.discard(h));
+        }
+        assert_eq!(t.insert(std::rc::Rc::new(1)), first);
     }
 }

@@ -73,8 +73,15 @@ impl<R: PartialEq + Copy, M> Matcher<R, M> {
 
     /// The oldest posted receive that accepts `env`, removed from the queue.
     pub fn match_posted(&mut self, env: &Envelope) -> Option<R> {
-        if self.posted.is_empty() {
-            return None;
+        match self.posted.front() {
+            None => return None,
+            // The oldest receive takes it (the usual case): no search.
+            Some((p, r)) if p.accepts(env) => {
+                let r = *r;
+                self.posted.pop_front();
+                return Some(r);
+            }
+            Some(_) => {}
         }
         let i = self.posted.iter().position(|(p, _)| p.accepts(env))?;
         self.posted.remove(i).map(|(_, r)| r)

@@ -374,6 +374,13 @@ impl Engine {
         self.requests.remove(id)
     }
 
+    /// As [`Engine::remove_request`] when the request itself is not needed
+    /// (it is dropped where it lies).
+    fn drop_request(&mut self, id: MPI_Request) {
+        self.disown_frames(id);
+        self.requests.discard(id);
+    }
+
     /// The operation of request `id` is over for the program (its request
     /// goes, or a persistent one becomes inactive): a frame of it still
     /// queued loses its owner, so it goes out but can no longer be
@@ -558,12 +565,12 @@ impl Engine {
             if let Some(buffer) = &mut self.attached {
                 buffer.release(offset);
             }
-            self.remove_request(id);
+            self.drop_request(id);
         } else if req.parent != MPI_REQUEST_NULL {
             let parent = req.parent;
             self.settle_sendrecv(parent);
         } else if req.freed {
-            self.remove_request(id);
+            self.drop_request(id);
         }
     }
 
@@ -1108,12 +1115,13 @@ impl Engine {
             status.MPI_ERROR = e.class;
         }
         let persists = req.persistent.is_some();
-        let generalized = if persists {
+        let generalized = req.generalized.take();
+        if persists {
             self.disown_frames(id);
-            None
         } else {
-            self.remove_request(id).and_then(|r| r.generalized)
-        };
+            // Dropped in place: a request is large, moving it out costs.
+            self.drop_request(id);
+        }
         Ok(Taken {
             status,
             error,
