@@ -153,6 +153,22 @@ impl Endpoints {
         }
     }
 
+    /// A frame to `dest` straight into its shared-memory ring when that is
+    /// its route (`None` otherwise: use [`Endpoints::try_send`]); false
+    /// when the ring is full or the frame does not fit a cell.
+    #[inline]
+    pub fn try_send_shm(
+        &mut self,
+        dest: ProcessId,
+        len: usize,
+        fill: impl FnMut(&mut [u8]),
+    ) -> Option<bool> {
+        if !matches!(self.route(dest), Some(Route::Shm)) {
+            return None;
+        }
+        Some(self.shm.as_mut()?.push_to(dest, len, fill))
+    }
+
     pub fn try_send(
         &mut self,
         dest: ProcessId,

@@ -171,10 +171,7 @@ impl Engine {
     pub fn send_now(&mut self, ep: &mut Endpoints, args: &SendArgs) -> bool {
         let dest = args.dest;
         let len = args.buf.len();
-        if args.synchronous
-            || len + HEADER_LEN > ep.max_frame(dest).min(EAGER_LIMIT + HEADER_LEN)
-            || self.outbox.has_queued(dest)
-        {
+        if args.synchronous || len > EAGER_LIMIT || self.outbox.has_queued(dest) {
             return false;
         }
         let header = FrameHeader {
@@ -187,11 +184,16 @@ impl Engine {
             id_a: 0,
             id_b: 0,
         };
-        let outcome = ep.try_send(dest, HEADER_LEN + len, &mut |frame: &mut [u8]| {
+        let mut fill = |frame: &mut [u8]| {
             header.encode(frame);
             args.buf.pack(0, &mut frame[HEADER_LEN..]);
-        });
-        outcome == SendOutcome::Sent
+        };
+        let frame_len = HEADER_LEN + len;
+        if let Some(sent) = ep.try_send_shm(dest, frame_len, &mut fill) {
+            return sent;
+        }
+        frame_len <= ep.max_frame(dest)
+            && ep.try_send(dest, frame_len, &mut fill) == SendOutcome::Sent
     }
 
     /// Starts a send on the existing request `id` (new, or persistent).

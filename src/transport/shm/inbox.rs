@@ -131,6 +131,33 @@ impl ShmTransport {
         self.consumers.iter_mut().any(|c| c.has_pending())
     }
 
+    /// [`Transport::try_send`] with `fill` known at compile time (the
+    /// engine's path for a small message: no call through a `dyn`); false
+    /// also when a frame of `len` bytes does not fit a cell.
+    #[inline]
+    pub fn push_to(
+        &mut self,
+        dest: ProcessId,
+        len: usize,
+        mut fill: impl FnMut(&mut [u8]),
+    ) -> bool {
+        if len > layout().payload_capacity() {
+            return false;
+        }
+        let Some(Some(peer)) = self.peers.get_mut(dest as usize) else {
+            return false;
+        };
+        // The cell's kind carries the sender's rank, for replies.
+        let pushed = peer.producer.try_push(self.rank, |cell| {
+            fill(&mut cell[..len]);
+            len
+        });
+        if pushed {
+            peer.doorbell.ring();
+        }
+        pushed
+    }
+
     /// Whether we write to `peer`'s inbox named `segment_name` already.
     pub fn is_connected_to(&self, peer: ProcessId, segment_name: &str) -> bool {
         self.peers
@@ -182,19 +209,7 @@ impl Transport for ShmTransport {
     }
 
     fn try_send(&mut self, dest: ProcessId, len: usize, fill: &mut dyn FnMut(&mut [u8])) -> bool {
-        let Some(Some(peer)) = self.peers.get_mut(dest as usize) else {
-            return false;
-        };
-        // The cell's kind carries the sender's rank, for replies.
-        let me = self.rank;
-        let pushed = peer.producer.try_push(me, |cell| {
-            fill(&mut cell[..len]);
-            len
-        });
-        if pushed {
-            peer.doorbell.ring();
-        }
-        pushed
+        self.push_to(dest, len, fill)
     }
 
     /// Packs frames into one cell as records (length, frame, padding to 8
