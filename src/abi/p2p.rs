@@ -101,6 +101,7 @@ fn check_tag(tag: c_int, receive: bool) -> MpiResult {
 /// # Safety
 /// `buf` must hold (or have room for) `n` elements of `datatype` until the
 /// operation using the buffer completes.
+#[inline]
 unsafe fn message_buffer(
     buf: *const c_void,
     n: usize,

@@ -347,6 +347,7 @@ static BY_INDEX: Lazy<[PrimId; 256 + PAIR_HANDLE_COUNT]> = Lazy::new(|| {
 });
 const NONE: PrimId = PrimId::MAX;
 
+#[inline]
 fn slot(handle: MPI_Datatype) -> Option<usize> {
     let h = handle as u32;
     if h & 0xffff_0000 == 0x4c00_0000 {
@@ -358,6 +359,7 @@ fn slot(handle: MPI_Datatype) -> Option<usize> {
 
 /// The row of a predefined handle (constant time: this is on the path of
 /// every send and receive).
+#[inline]
 pub fn find(handle: MPI_Datatype) -> Option<(PrimId, &'static Builtin)> {
     let id = BY_INDEX[slot(handle)?];
     let b = BUILTINS.get(id as usize)?;

@@ -87,6 +87,7 @@ fn invalid(h: MPI_Datatype) -> MpiError {
 }
 
 /// The predefined type of a handle, without locking.
+#[inline]
 pub fn predefined(h: MPI_Datatype) -> Option<&'static Arc<Datatype>> {
     let (id, _) = builtin::find(h)?;
     Some(&PREDEFINED[id as usize])
@@ -136,6 +137,7 @@ impl From<Arc<Datatype>> for TypeRef {
 }
 
 /// As [`lookup_committed`], without touching a predefined type's count.
+#[inline]
 pub fn lookup_for_message(h: MPI_Datatype) -> MpiResult<TypeRef> {
     match predefined(h) {
         Some(t) => Ok(TypeRef::Predefined(t)),
