@@ -258,8 +258,17 @@ impl Producer {
         // SAFETY: forwarded caller contract.
         let shared = unsafe { Shared::attach(region, layout) }?;
         let head = shared.head().load(Ordering::Acquire);
+        // Messages still in the ring (from an earlier producer) carry the
+        // lap bit of their number: the first cell without it is the tail.
+        let mut tail = head;
+        while tail - head < layout.n_cells as u64
+            && Shared::stamp(shared.cell(tail)).load(Ordering::Acquire) & LAP_BIT
+                == shared.lap_bit(tail)
+        {
+            tail += 1;
+        }
         Ok(Producer {
-            tail: head,
+            tail,
             head_cache: head,
             shared,
         })
@@ -532,6 +541,33 @@ mod tests {
             assert!(consumer.peek().is_none());
         }
         assert_eq!(producer.free_cells(), 4);
+    }
+
+    #[test]
+    fn a_producer_attached_later_continues_after_the_messages_in_the_ring() {
+        let (region, mut first, mut consumer) = ring(4, 64);
+        let capacity = first.layout().payload_capacity();
+        // Over a lap, so that stale stamps of the previous lap are there;
+        // messages 4 and 5 stay in the ring.
+        for seq in 0..6u64 {
+            assert!(first.try_push(seq as u32, |p| payload_of(seq, capacity, p)));
+            if seq < 4 {
+                assert!(consumer.pop());
+            }
+        }
+        // A second producer for the ring (the first one is not used again).
+        // SAFETY: the region outlives `second` (returned first by `ring`,
+        // dropped last).
+        let mut second = unsafe { Producer::attach(region.ptr, consumer.layout()) }.unwrap();
+        for seq in 6..8u64 {
+            assert!(second.try_push(seq as u32, |p| payload_of(seq, capacity, p)));
+        }
+        assert!(!second.try_push(99, |_| 0), "four messages fill the ring");
+        for seq in 4..8u64 {
+            check_payload(seq, capacity, consumer.peek().expect("in order"));
+            assert!(consumer.pop());
+        }
+        assert!(consumer.peek().is_none());
     }
 
     #[test]
