@@ -71,7 +71,7 @@ fn sleep_until_rung<T>(
     let ticket = bell.prepare_sleep();
     {
         let mut rt = runtime::lock();
-        rt.progress();
+        rt.progress_before_sleep();
         if let Some(value) = poll(&mut rt)? {
             return Ok(Some(value));
         }

@@ -231,13 +231,13 @@ impl Runtime {
                             })?,
                     )
                 };
+                let single_node = process
+                    .psets
+                    .members("mpix://SHARED")
+                    .is_ok_and(|m| m.len() as u32 == process.placement.size);
                 let tcp = if choice == TransportChoice::Shm {
                     None
                 } else {
-                    let single_node = process
-                        .psets
-                        .members("mpix://SHARED")
-                        .is_ok_and(|m| m.len() as u32 == process.placement.size);
                     Some(open_tcp(
                         me,
                         epoch,
@@ -246,7 +246,7 @@ impl Runtime {
                         single_node,
                     )?)
                 };
-                let endpoints = Endpoints::with_transports(
+                let mut endpoints = Endpoints::with_transports(
                     me,
                     epoch,
                     process.node.clone(),
@@ -254,6 +254,7 @@ impl Runtime {
                     tcp,
                     choice == TransportChoice::Tcp,
                 );
+                endpoints.set_single_node(single_node);
                 (
                     endpoints,
                     if choice == TransportChoice::Tcp {
@@ -397,6 +398,15 @@ impl Runtime {
             }
         }
         moved
+    }
+
+    /// The last progress before a sleep: every transport is looked at,
+    /// also an idle TCP listener.
+    pub fn progress_before_sleep(&mut self) -> bool {
+        if let Some(instance) = &mut self.instance {
+            instance.endpoints.poll_idle_tcp_next();
+        }
+        self.progress()
     }
 
     /// This epoch's shared-memory doorbell, for sleeping until a frame comes.

@@ -56,6 +56,9 @@ pub struct Endpoints {
     /// Polls since the TCP transport was last polled while it had no
     /// connection (its listener is then looked at only now and then).
     idle_tcp_polls: u32,
+    /// Polls between two looks at an idle TCP transport (see
+    /// [`Endpoints::set_single_node`]).
+    idle_tcp_every: u32,
     /// Peers routed through tcp in this epoch.
     tcp_routes: usize,
     /// Peers whose card is still looked for.
@@ -63,11 +66,15 @@ pub struct Endpoints {
 }
 
 /// With no TCP connection, the listener is polled once every this many
-/// polls (well under a millisecond of spinning): an incoming connection
-/// waits a little, while a wait for shared memory stays free of system
-/// calls (with every 64 polls, it made an `epoll_wait` every few
-/// microseconds of spinning).
-const IDLE_TCP_POLL_EVERY: u32 = 4096;
+/// polls: an incoming connection (a peer on another node making first
+/// contact, at every epoch) waits a little, while the shared-memory fast
+/// path makes no system call.
+const IDLE_TCP_POLL_EVERY: u32 = 64;
+/// The same when every process of the job runs on this node, where no
+/// connection is expected (a peer that forces TCP while this process does
+/// not): a wait for shared memory then makes no system call at all, where
+/// 64 meant an `epoll_wait` every few microseconds of spinning.
+const IDLE_TCP_POLL_EVERY_ONE_NODE: u32 = 4096;
 
 impl Endpoints {
     /// Endpoints with only `self` (a singleton, or no shared memory).
@@ -82,6 +89,7 @@ impl Endpoints {
             tcp_everywhere: false,
             routes: Vec::new(),
             idle_tcp_polls: 0,
+            idle_tcp_every: IDLE_TCP_POLL_EVERY,
             tcp_routes: 0,
             unknown_routes: 0,
         }
@@ -105,6 +113,16 @@ impl Endpoints {
             tcp_everywhere,
             ..Endpoints::new(me, epoch)
         }
+    }
+
+    /// Whether every process of the job runs on this node (an idle TCP
+    /// transport is then looked at only rarely).
+    pub fn set_single_node(&mut self, single: bool) {
+        self.idle_tcp_every = if single {
+            IDLE_TCP_POLL_EVERY_ONE_NODE
+        } else {
+            IDLE_TCP_POLL_EVERY
+        };
     }
 
     /// Where this process's TCP transport listens (for its card).
@@ -369,6 +387,13 @@ impl Endpoints {
         self.set_route(peer, route);
     }
 
+    /// Makes the next poll look at an idle TCP transport too (before a
+    /// sleep, so that a first connection from another node waits at most
+    /// one sleep, besides the polls of `set_single_node`).
+    pub fn poll_idle_tcp_next(&mut self) {
+        self.idle_tcp_polls = self.idle_tcp_every;
+    }
+
     /// Polls every transport; returns the number of frames delivered.
     pub fn poll(&mut self, sink: &mut dyn Sink) -> usize {
         let mut n = self.loopback.poll(sink);
@@ -378,7 +403,7 @@ impl Endpoints {
         if let Some(tcp) = &mut self.tcp {
             let active = self.tcp_routes > 0 || tcp.connection_count() > 0;
             self.idle_tcp_polls += 1;
-            if active || self.idle_tcp_polls >= IDLE_TCP_POLL_EVERY {
+            if active || self.idle_tcp_polls >= self.idle_tcp_every {
                 self.idle_tcp_polls = 0;
                 n += tcp.poll(sink);
             }
