@@ -121,6 +121,20 @@ struct OwnShare {
 /// Frames sent in one batch at most (see `send_front_frames`).
 const MAX_BATCH: usize = 64;
 
+/// Messages from this size on are offered single copy (`process_vm_readv`)
+/// through shared memory; smaller rendezvous messages (above a ring cell)
+/// stream through the rings (the receiver's CTS, then data pieces), both
+/// processes copying at once. Pinning the pages of the other process costs
+/// about as much as copying them (page walks are dear in a VM). Measured
+/// on this project's VM, where the two virtual CPUs are sometimes close
+/// (sharing caches) and sometimes far: close, 16 KiB ping-pong takes
+/// 2-2.7 us through the rings against 6.3-8 us with single copy, and
+/// 32 KiB streaming runs at 14.7 against 6.6 GB/s; far, ping-pong is the
+/// same and 32 KiB streaming 3.5-4.9 against 4.9-5.7 GB/s. At 64 KiB and
+/// more, far placements make the rings' two copies clearly slower (about
+/// 4 GB/s against 9 for the shared single copy), so single copy stays.
+const SINGLE_COPY_MIN: usize = 64 * 1024;
+
 /// Messages from this size on are copied by both processes (shared copy)
 /// when each has a core.
 const SHARE_MIN: usize = 64 * 1024;
@@ -240,7 +254,9 @@ impl Engine {
                 // The receiver reads the data by process id: only a process
                 // on this node (through shm) may be offered that.
                 Some(Operation::Send(s))
-                    if (crate::config::get().shm_single_copy && ep.reaches_through_shm(dest))
+                    if (len >= SINGLE_COPY_MIN
+                        && crate::config::get().shm_single_copy
+                        && ep.reaches_through_shm(dest))
                         || dest == ep.me() =>
                 {
                     s.buf.contiguous_block()
