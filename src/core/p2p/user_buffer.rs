@@ -71,6 +71,10 @@ impl UserBuffer {
         if let Some((start, total)) = self.contiguous_block() {
             // One block: a plain copy (the common case, kept short).
             let n = out.len().min(total.saturating_sub(offset));
+            if n == 0 {
+                // The address may be NULL for an empty message.
+                return 0;
+            }
             // SAFETY: bytes [offset, offset + n) lie within the block,
             // readable per `new`'s contract (or owned); `out` is ours.
             unsafe {
@@ -94,6 +98,9 @@ impl UserBuffer {
         );
         if let Some((start, total)) = self.contiguous_block() {
             let n = input.len().min(total.saturating_sub(offset));
+            if n == 0 {
+                return 0;
+            }
             // SAFETY: bytes [offset, offset + n) lie within the block,
             // writable per `new`'s contract and not aliased by `input`.
             unsafe {
@@ -199,5 +206,16 @@ mod tests {
         assert_eq!(dst.unpack(0, &packed[..6]), 6);
         assert_eq!(dst.unpack(6, &packed[6..48]), 34, "clipped at the end");
         assert_eq!(back, data);
+    }
+
+    #[test]
+    fn an_empty_message_may_have_a_null_address() {
+        let ints = datatype::lookup_for_message(MPI_INT).unwrap();
+        // SAFETY: zero elements: the address is never read or written.
+        let empty = unsafe { UserBuffer::new(std::ptr::null(), 0, ints) };
+        let mut out = [7u8; 4];
+        assert_eq!(empty.pack(0, &mut out), 0);
+        assert_eq!(empty.unpack(0, &out), 0);
+        assert_eq!(out, [7; 4]);
     }
 }
