@@ -266,14 +266,32 @@ pub unsafe fn start_recv(
     tag: c_int,
     comm: MPI_Comm,
 ) -> MpiResult<MPI_Request> {
-    check_tag(tag, true)?;
-    let buf = unsafe { message_buffer(buf, n, datatype) }?;
-    let mut rt = runtime::lock();
-    let Some(pattern) = accepting(&rt, comm, source, tag)? else {
+    let (mut rt, buf, pattern) = unsafe { receive_parts(buf, n, datatype, source, tag, comm) }?;
+    let Some(pattern) = pattern else {
         return Ok(rt.p2p.completed_null());
     };
     let (engine, endpoints) = rt.engine_and_endpoints()?;
     Ok(engine.irecv(endpoints, buf, pattern))
+}
+
+/// A receive's checked arguments, with the runtime locked: its buffer and
+/// what it accepts (`None` for `MPI_PROC_NULL`).
+///
+/// # Safety
+/// As [`start_recv`].
+unsafe fn receive_parts(
+    buf: *mut c_void,
+    n: usize,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> MpiResult<(runtime::RuntimeGuard, UserBuffer, Option<Pattern>)> {
+    check_tag(tag, true)?;
+    let buf = unsafe { message_buffer(buf, n, datatype) }?;
+    let rt = runtime::lock();
+    let pattern = accepting(&rt, comm, source, tag)?;
+    Ok((rt, buf, pattern))
 }
 
 /// Waits for a request this module started and returns its status (or
@@ -418,10 +436,8 @@ pub unsafe fn recv(
 ) -> MpiResult {
     let status_out = unsafe { StatusOut::new(status) }?;
     let n = elements(n, "count")?;
-    check_tag(tag, true)?;
-    let buf = unsafe { message_buffer(buf, n, datatype) }?;
-    let mut rt = runtime::lock();
-    let Some(pattern) = accepting(&rt, comm, source, tag)? else {
+    let (mut rt, buf, pattern) = unsafe { receive_parts(buf, n, datatype, source, tag, comm) }?;
+    let Some(pattern) = pattern else {
         drop(rt);
         unsafe { write_status(status_out, &proc_null_status()) };
         return Ok(());

@@ -100,9 +100,12 @@ static RUNTIME: Lazy<Mutex<Runtime>> = Lazy::new(|| {
     })
 });
 
+/// The runtime, locked.
+pub type RuntimeGuard = MutexGuard<'static, Runtime>;
+
 /// Locks the runtime. A panic while it was held (already reported as
 /// MPI_ERR_INTERN) does not make it unusable.
-pub fn lock() -> MutexGuard<'static, Runtime> {
+pub fn lock() -> RuntimeGuard {
     RUNTIME.lock().unwrap_or_else(|e| e.into_inner())
 }
 
