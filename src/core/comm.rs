@@ -37,6 +37,28 @@ pub struct Communicator {
 }
 
 impl Communicator {
+    /// A new intracommunicator of `members` (this process at `rank`) with
+    /// context `number` of `epoch`: no name, info or attributes yet.
+    pub fn new(
+        members: Arc<[ProcessId]>,
+        rank: usize,
+        epoch: u64,
+        number: u64,
+        errhandler: MPI_Errhandler,
+    ) -> Communicator {
+        Communicator {
+            members,
+            rank,
+            context_id: super::runtime::context_id(epoch, number),
+            epoch,
+            errhandler,
+            name: String::new(),
+            info: InfoObject::new(),
+            remote: None,
+            attributes: Default::default(),
+        }
+    }
+
     /// The size of the local group.
     pub fn size(&self) -> usize {
         self.members.len()

@@ -31,7 +31,6 @@ use super::collective::layout::Blocks;
 use super::comm::{Communicator, ProcessId};
 use super::error::{MpiError, MpiResult};
 use super::group::Group;
-use super::info::InfoObject;
 use super::runtime::{self, context_id};
 use crate::abi::constants::*;
 use crate::abi::types::{MPI_Comm, MPI_Errhandler, MPI_Group};
@@ -185,17 +184,9 @@ pub fn create_from_group(
         ));
     }
     rt.errhandlers.retain(errhandler)?;
-    Ok(rt.comms.insert(Communicator {
-        members,
-        rank,
-        context_id: context_id(epoch, number),
-        epoch,
-        errhandler,
-        name: String::new(),
-        info: InfoObject::new(),
-        remote: None,
-        attributes: Default::default(),
-    }))
+    Ok(rt
+        .comms
+        .insert(Communicator::new(members, rank, epoch, number, errhandler)))
 }
 
 /// A group handle's group (`MPI_GROUP_EMPTY` included).
@@ -230,17 +221,9 @@ fn install(
     let epoch = p.epoch;
     let errhandler = p.errhandler;
     rt.errhandlers.retain(errhandler)?;
-    Ok(rt.comms.insert(Communicator {
-        members,
-        rank,
-        context_id: context_id(epoch, number),
-        epoch,
-        errhandler,
-        name: String::new(),
-        info: InfoObject::new(),
-        remote: None,
-        attributes: Default::default(),
-    }))
+    Ok(rt
+        .comms
+        .insert(Communicator::new(members, rank, epoch, number, errhandler)))
 }
 
 /// `MPI_Comm_dup`: same members and order, new context.
@@ -280,17 +263,13 @@ pub fn start_idup(
                 return Err(e);
             }
         };
-        let created = rt.comms.insert(Communicator {
-            members: call.ch.members.clone(),
-            rank: call.ch.rank,
-            context_id: context_id(epoch, number),
+        let created = rt.comms.insert(Communicator::new(
+            call.ch.members.clone(),
+            call.ch.rank,
             epoch,
+            number,
             errhandler,
-            name: String::new(),
-            info: InfoObject::new(),
-            remote: None,
-            attributes: Default::default(),
-        });
+        ));
         drop(in_flight);
         Ok(created)
     })

@@ -13,7 +13,6 @@ use super::collective::channel::{Channel, COLLECTIVE_TAG};
 use super::comm::{Communicator, ProcessId};
 use super::comm_constructors::{group_of, pre_context_number};
 use super::error::{MpiError, MpiResult};
-use super::info::InfoObject;
 use super::runtime::{self, context_id};
 use crate::abi::constants::*;
 use crate::abi::types::{MPI_Comm, MPI_Errhandler, MPI_Group};
@@ -99,15 +98,8 @@ fn install(
     let mut rt = runtime::lock();
     rt.errhandlers.retain(errhandler)?;
     Ok(rt.comms.insert(Communicator {
-        members: local,
-        rank,
-        context_id: context_id(epoch, number),
-        epoch,
-        errhandler,
-        name: String::new(),
-        info: InfoObject::new(),
         remote: Some(remote),
-        attributes: Default::default(),
+        ..Communicator::new(local, rank, epoch, number, errhandler)
     }))
 }
 
@@ -347,15 +339,7 @@ pub fn merge(intercomm: MPI_Comm, high: bool) -> MpiResult<MPI_Comm> {
     }
     let mut rt = runtime::lock();
     rt.errhandlers.retain(errhandler)?;
-    Ok(rt.comms.insert(Communicator {
-        members: merged,
-        rank: my_rank,
-        context_id: context_id(epoch, number),
-        epoch,
-        errhandler,
-        name: String::new(),
-        info: InfoObject::new(),
-        remote: None,
-        attributes: Default::default(),
-    }))
+    Ok(rt.comms.insert(Communicator::new(
+        merged, my_rank, epoch, number, errhandler,
+    )))
 }

@@ -454,26 +454,24 @@ impl Runtime {
     pub fn create_world_comms(&mut self, epoch: u64) -> MpiResult {
         let placement = self.process()?.placement.clone();
         let world = Communicator {
-            members: (0..placement.size).collect(),
-            rank: placement.rank as usize,
-            context_id: context_id(epoch, WORLD_CONTEXT),
-            epoch,
-            errhandler: MPI_ERRORS_ARE_FATAL,
             name: "MPI_COMM_WORLD".into(),
-            info: InfoObject::new(),
-            remote: None,
-            attributes: Default::default(),
+            ..Communicator::new(
+                (0..placement.size).collect(),
+                placement.rank as usize,
+                epoch,
+                WORLD_CONTEXT,
+                MPI_ERRORS_ARE_FATAL,
+            )
         };
         let self_comm = Communicator {
-            members: vec![placement.rank].into(),
-            rank: 0,
-            context_id: context_id(epoch, SELF_CONTEXT),
-            epoch,
-            errhandler: MPI_ERRORS_ARE_FATAL,
             name: "MPI_COMM_SELF".into(),
-            info: InfoObject::new(),
-            remote: None,
-            attributes: Default::default(),
+            ..Communicator::new(
+                vec![placement.rank].into(),
+                0,
+                epoch,
+                SELF_CONTEXT,
+                MPI_ERRORS_ARE_FATAL,
+            )
         };
         self.comms.world = Some(world);
         self.comms.self_comm = Some(self_comm);
