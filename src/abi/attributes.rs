@@ -65,18 +65,21 @@ fn run_copy(oldcomm: MPI_Comm, call: CopyCall) -> MpiResult<Option<usize>> {
     Ok((flag != 0).then_some(out as usize))
 }
 
+/// The copy callbacks due for `oldcomm`'s attributes, in their order.
+fn copy_calls(oldcomm: MPI_Comm) -> MpiResult<Vec<CopyCall>> {
+    let rt = runtime::lock();
+    let c = rt.comms.get(oldcomm)?;
+    Ok(c.attributes
+        .entries()
+        .iter()
+        .map(|&(k, v)| rt.keyvals.copy_call(k, v))
+        .collect())
+}
+
 /// Copies `oldcomm`'s attributes to `newcomm` through their copy callbacks
 /// (`MPI_Comm_dup`).
 pub fn copy_all(oldcomm: MPI_Comm, newcomm: MPI_Comm) -> MpiResult {
-    let calls: Vec<CopyCall> = {
-        let rt = runtime::lock();
-        let c = rt.comms.get(oldcomm)?;
-        c.attributes
-            .entries()
-            .iter()
-            .map(|&(k, v)| rt.keyvals.copy_call(k, v))
-            .collect()
-    };
+    let calls = copy_calls(oldcomm)?;
     for call in calls {
         if let Some(value) = run_copy(oldcomm, call)? {
             let mut rt = runtime::lock();
@@ -96,15 +99,7 @@ pub fn copy_all(oldcomm: MPI_Comm, newcomm: MPI_Comm) -> MpiResult {
 /// returned `(keyval, value)` pairs go to the new communicator with
 /// [`attach_copies`] (or back with [`drop_copies`]).
 pub fn prepare_copies(oldcomm: MPI_Comm) -> MpiResult<Vec<(c_int, usize)>> {
-    let calls: Vec<CopyCall> = {
-        let rt = runtime::lock();
-        let c = rt.comms.get(oldcomm)?;
-        c.attributes
-            .entries()
-            .iter()
-            .map(|&(k, v)| rt.keyvals.copy_call(k, v))
-            .collect()
-    };
+    let calls = copy_calls(oldcomm)?;
     let mut copies = Vec::new();
     for call in calls {
         match run_copy(oldcomm, call) {

@@ -203,15 +203,17 @@ pub unsafe fn split_type(
     Ok(())
 }
 
+/// The hints of `info` for a new communicator (none for `MPI_INFO_NULL`).
+fn info_hints(info: MPI_Info) -> MpiResult<crate::core::info::InfoObject> {
+    if info == MPI_INFO_NULL {
+        return Ok(crate::core::info::InfoObject::new());
+    }
+    let rt = runtime::lock();
+    Ok(crate::abi::info::lookup(&rt, info)?.clone())
+}
+
 pub unsafe fn dup_with_info(comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm) -> MpiResult {
-    let hints = {
-        let rt = runtime::lock();
-        if info == MPI_INFO_NULL {
-            crate::core::info::InfoObject::new()
-        } else {
-            crate::abi::info::lookup(&rt, info)?.clone()
-        }
-    };
+    let hints = info_hints(info)?;
     unsafe { dup(comm, newcomm) }?;
     // SAFETY: dup succeeded, so newcomm was checked non-NULL and written.
     let created = unsafe { *newcomm };
@@ -300,14 +302,7 @@ pub unsafe fn idup_with_info(
     newcomm: *mut MPI_Comm,
     request: *mut MPI_Request,
 ) -> MpiResult {
-    let hints = {
-        let rt = runtime::lock();
-        if info == MPI_INFO_NULL {
-            crate::core::info::InfoObject::new()
-        } else {
-            crate::abi::info::lookup(&rt, info)?.clone()
-        }
-    };
+    let hints = info_hints(info)?;
     unsafe { start_idup(comm, Some(hints), newcomm, request) }
 }
 

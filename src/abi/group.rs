@@ -3,6 +3,7 @@ use std::os::raw::c_int;
 
 use crate::abi::args::{count, out};
 use crate::abi::constants::*;
+use crate::abi::datatype::array;
 use crate::abi::types::*;
 use crate::core::comm_constructors::group_of;
 use crate::core::error::{MpiError, MpiResult};
@@ -17,21 +18,12 @@ fn insert(rt: &mut Runtime, g: Group) -> MPI_Group {
     rt.groups.insert(g)
 }
 
+/// `n` ints at `p` (`n` checked; NULL only when `n` is 0).
+///
 /// # Safety
 /// `p` must hold `n` ints.
 unsafe fn ints<'a>(p: *const c_int, n: c_int, name: &str) -> MpiResult<&'a [c_int]> {
-    let n = count(n, "n")?;
-    if n == 0 {
-        return Ok(&[]);
-    }
-    if p.is_null() {
-        return Err(MpiError::new(
-            MPI_ERR_ARG,
-            format!("argument '{name}' is NULL"),
-        ));
-    }
-    // SAFETY: n ints per the caller.
-    Ok(unsafe { std::slice::from_raw_parts(p, n) })
+    unsafe { array(p, count(n, "n")?, name) }
 }
 
 pub unsafe fn size(group: MPI_Group, size: *mut c_int) -> MpiResult {
@@ -138,56 +130,61 @@ fn derived(
     Ok(())
 }
 
-pub unsafe fn incl(
+/// `MPI_Group_incl` (`INCLUDE`) and `MPI_Group_excl`: the `n` ranks at
+/// `ranks`.
+///
+/// # Safety
+/// `ranks` must hold `n` ints; `newgroup` is the caller's output.
+pub unsafe fn by_list<const INCLUDE: bool>(
     group: MPI_Group,
     n: c_int,
     ranks: *const c_int,
     newgroup: *mut MPI_Group,
 ) -> MpiResult {
     let ranks = unsafe { ints(ranks, n, "ranks") }?;
-    derived(group, newgroup, |g| g.incl(ranks))
+    select(group, newgroup, Ranks::List(ranks), INCLUDE)
 }
 
-pub unsafe fn excl(
-    group: MPI_Group,
-    n: c_int,
-    ranks: *const c_int,
-    newgroup: *mut MPI_Group,
-) -> MpiResult {
-    let ranks = unsafe { ints(ranks, n, "ranks") }?;
-    derived(group, newgroup, |g| g.excl(ranks))
-}
-
-unsafe fn ranges<'a>(n: c_int, ranges: *mut [c_int; 3]) -> MpiResult<&'a [[c_int; 3]]> {
-    let n = count(n, "n")?;
-    if n == 0 {
-        return Ok(&[]);
-    }
-    if ranges.is_null() {
-        return Err(MpiError::new(MPI_ERR_ARG, "argument 'ranges' is NULL"));
-    }
-    // SAFETY: n triplets per the caller.
-    Ok(unsafe { std::slice::from_raw_parts(ranges, n) })
-}
-
-pub unsafe fn range_incl(
+/// `MPI_Group_range_incl` (`INCLUDE`) and `MPI_Group_range_excl`: the
+/// `n` rank triplets at `r`.
+///
+/// # Safety
+/// `r` must hold `n` triplets; `newgroup` is the caller's output.
+pub unsafe fn by_ranges<const INCLUDE: bool>(
     group: MPI_Group,
     n: c_int,
     r: *mut [c_int; 3],
     newgroup: *mut MPI_Group,
 ) -> MpiResult {
-    let r = unsafe { ranges(n, r) }?;
-    derived(group, newgroup, |g| g.incl(&g.expand_ranges(r)?))
+    let r = unsafe { array(r.cast_const(), count(n, "n")?, "ranges") }?;
+    select(group, newgroup, Ranks::Ranges(r), INCLUDE)
 }
 
-pub unsafe fn range_excl(
-    group: MPI_Group,
-    n: c_int,
-    r: *mut [c_int; 3],
-    newgroup: *mut MPI_Group,
-) -> MpiResult {
-    let r = unsafe { ranges(n, r) }?;
-    derived(group, newgroup, |g| g.excl(&g.expand_ranges(r)?))
+/// The ranks a derived group names: a list, or `(first, last, stride)`
+/// triplets.
+enum Ranks<'a> {
+    List(&'a [c_int]),
+    Ranges(&'a [[c_int; 3]]),
+}
+
+/// `MPI_Group_incl`, `excl`, `range_incl` and `range_excl`: the group of
+/// `ranks` of `group` (`include`), or of the others.
+fn select(group: MPI_Group, newgroup: *mut MPI_Group, ranks: Ranks, include: bool) -> MpiResult {
+    derived(group, newgroup, |g| {
+        let expanded;
+        let list = match ranks {
+            Ranks::List(list) => list,
+            Ranks::Ranges(r) => {
+                expanded = g.expand_ranges(r)?;
+                &expanded[..]
+            }
+        };
+        if include {
+            g.incl(list)
+        } else {
+            g.excl(list)
+        }
+    })
 }
 
 /// `MPI_Comm_group`: the communicator's (local) group.
