@@ -6,21 +6,37 @@ use std::os::raw::c_int;
 use crate::abi::constants::*;
 
 /// An MPI error: its class (`MPI_ERR_*`) and what exactly went wrong.
+///
+/// One pointer wide (the parts live in a box, read through `Deref`), so
+/// that an `MpiResult` of a small value comes back in registers: every call
+/// on the message path returns one, and an error is the rare case.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{} ({}): {detail}", class_text(*.class), class_name(*.class))]
-pub struct MpiError {
+#[error("{} ({}): {}", class_text(self.class), class_name(self.class), self.detail)]
+pub struct MpiError(Box<ErrorParts>);
+
+/// What an [`MpiError`] holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorParts {
     pub class: c_int,
     pub detail: String,
+}
+
+impl std::ops::Deref for MpiError {
+    type Target = ErrorParts;
+    fn deref(&self) -> &ErrorParts {
+        &self.0
+    }
 }
 
 pub type MpiResult<T = ()> = Result<T, MpiError>;
 
 impl MpiError {
+    #[cold]
     pub fn new(class: c_int, detail: impl Into<String>) -> Self {
-        MpiError {
+        MpiError(Box::new(ErrorParts {
             class,
             detail: detail.into(),
-        }
+        }))
     }
 }
 
