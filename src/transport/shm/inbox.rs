@@ -102,8 +102,13 @@ impl ShmTransport {
             for slot in 0..slots {
                 let region = base.add(RINGS_OFFSET + slot * layout().bytes());
                 ring::init(region, layout()).map_err(|e| layout_error(name, e))?;
-                consumers
-                    .push(Consumer::attach(region, layout()).map_err(|e| layout_error(name, e))?);
+                // Our own slot stays empty: frames to oneself take the
+                // loopback, so polls skip it.
+                if slot != local_index {
+                    consumers.push(
+                        Consumer::attach(region, layout()).map_err(|e| layout_error(name, e))?,
+                    );
+                }
             }
             (doorbell, consumers)
         };
@@ -254,34 +259,38 @@ impl Transport for ShmTransport {
         fits
     }
 
+    #[inline]
     fn poll(&mut self, sink: &mut dyn Sink) -> usize {
         let mut n = 0;
         for consumer in &mut self.consumers {
-            while let Some(cell) = consumer.peek() {
+            consumer.drain(|cell| {
                 if cell.kind & BUNDLE == 0 {
                     sink.deliver(cell.kind, cell.payload);
                     n += 1;
                 } else {
-                    let from = cell.kind & !BUNDLE;
-                    let mut rest = cell.payload;
-                    while rest.len() >= RECORD_HEADER {
-                        let len =
-                            u32::from_le_bytes(rest[..RECORD_HEADER].try_into().expect("4 bytes"))
-                                as usize;
-                        let Some(frame) = rest.get(RECORD_HEADER..RECORD_HEADER + len) else {
-                            log::error!("malformed bundle from process {from} dropped");
-                            break;
-                        };
-                        sink.deliver(from, frame);
-                        n += 1;
-                        rest = &rest[record_len(len).min(rest.len())..];
-                    }
+                    n += deliver_bundle(sink, cell.kind & !BUNDLE, cell.payload);
                 }
-                consumer.pop();
-            }
+            });
         }
         n
     }
+}
+
+/// Delivers the frames of a bundle cell from process `from`; their number.
+#[cold]
+fn deliver_bundle(sink: &mut dyn Sink, from: ProcessId, mut rest: &[u8]) -> usize {
+    let mut n = 0;
+    while rest.len() >= RECORD_HEADER {
+        let len = u32::from_le_bytes(rest[..RECORD_HEADER].try_into().expect("4 bytes")) as usize;
+        let Some(frame) = rest.get(RECORD_HEADER..RECORD_HEADER + len) else {
+            log::error!("malformed bundle from process {from} dropped");
+            break;
+        };
+        sink.deliver(from, frame);
+        n += 1;
+        rest = &rest[record_len(len).min(rest.len())..];
+    }
+    n
 }
 
 impl Drop for ShmTransport {

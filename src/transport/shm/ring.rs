@@ -215,8 +215,10 @@ impl Shared {
     }
 
     /// The lap bit of message number `seq`'s stamp.
+    #[inline]
     fn lap_bit(&self, seq: u64) -> u64 {
-        if (seq >> self.layout.n_cells.trailing_zeros()) & 1 == 0 {
+        // n_cells is a power of two: its bit in `seq` counts the laps.
+        if seq & self.layout.n_cells as u64 == 0 {
             LAP_BIT
         } else {
             0
@@ -224,6 +226,7 @@ impl Shared {
     }
 
     /// The cell that message number `seq` uses.
+    #[inline]
     fn cell(&self, seq: u64) -> *mut u8 {
         let index = (seq as usize) & (self.layout.n_cells - 1);
         // SAFETY: index < n_cells, so the cell lies inside the region.
@@ -337,10 +340,14 @@ pub struct Consumer {
     shared: Shared,
     /// Our copy of the shared head (only we write it).
     head: u64,
+    /// The cell of message `head` and the lap bit its stamp carries once
+    /// it is there: a poll is one load and one compare.
+    next: *mut u8,
+    next_lap: u64,
 }
 
 // SAFETY: as for Producer: sole reader of its full cells, sole writer of
-// head.
+// head; `next` points into the same mapped region.
 unsafe impl Send for Consumer {}
 
 impl Consumer {
@@ -351,8 +358,11 @@ impl Consumer {
     pub unsafe fn attach(region: *mut u8, layout: RingLayout) -> Result<Consumer, RingError> {
         // SAFETY: forwarded caller contract.
         let shared = unsafe { Shared::attach(region, layout) }?;
+        let head = shared.head().load(Ordering::Relaxed);
         Ok(Consumer {
-            head: shared.head().load(Ordering::Relaxed),
+            next: shared.cell(head),
+            next_lap: shared.lap_bit(head),
+            head,
             shared,
         })
     }
@@ -366,9 +376,8 @@ impl Consumer {
     /// without [`Consumer::pop`] returns the same cell.
     #[inline]
     pub fn peek(&mut self) -> Option<CellRef<'_>> {
-        let cell = self.shared.cell(self.head);
-        let stamp = Shared::stamp(cell).load(Ordering::Acquire);
-        if stamp & LAP_BIT != self.shared.lap_bit(self.head) {
+        let stamp = Shared::stamp(self.next).load(Ordering::Acquire);
+        if stamp & LAP_BIT != self.next_lap {
             return None;
         }
         let kind = (stamp >> 32) as u32;
@@ -378,7 +387,7 @@ impl Consumer {
         // SAFETY: this lap's stamp, loaded with Acquire, was published by
         // the producer's Release store after it wrote the payload, and the
         // cell stays ours until `pop`; the payload lies inside the cell.
-        let payload = unsafe { std::slice::from_raw_parts(cell.add(CELL_HEADER_BYTES), len) };
+        let payload = unsafe { std::slice::from_raw_parts(self.next.add(CELL_HEADER_BYTES), len) };
         Some(CellRef { kind, payload })
     }
 
@@ -389,17 +398,34 @@ impl Consumer {
         if !self.has_pending() {
             return false;
         }
+        self.release();
+        true
+    }
+
+    /// Releases the cell [`Consumer::peek`] just returned.
+    #[inline]
+    fn release(&mut self) {
         self.head += 1;
         self.shared.head().store(self.head, Ordering::Release);
-        true
+        self.next = self.shared.cell(self.head);
+        self.next_lap = self.shared.lap_bit(self.head);
+    }
+
+    /// Hands each waiting message to `f` in order, releasing its cell after
+    /// it returns.
+    #[inline]
+    pub fn drain(&mut self, mut f: impl FnMut(CellRef<'_>)) {
+        while let Some(cell) = self.peek() {
+            f(cell);
+            self.release();
+        }
     }
 
     /// True when a message is waiting (one load of the next cell's stamp).
     /// A cheap check for a doorbell's re-check.
     #[inline]
     pub fn has_pending(&mut self) -> bool {
-        let stamp = Shared::stamp(self.shared.cell(self.head)).load(Ordering::Acquire);
-        stamp & LAP_BIT == self.shared.lap_bit(self.head)
+        Shared::stamp(self.next).load(Ordering::Acquire) & LAP_BIT == self.next_lap
     }
 }
 
