@@ -85,6 +85,7 @@ pub enum Mode {
     Buffered,
 }
 
+#[inline(always)]
 fn check_tag(tag: c_int, receive: bool) -> MpiResult {
     if (receive && tag == MPI_ANY_TAG) || (0..=TAG_UB).contains(&tag) {
         return Ok(());
@@ -101,7 +102,7 @@ fn check_tag(tag: c_int, receive: bool) -> MpiResult {
 /// # Safety
 /// `buf` must hold (or have room for) `n` elements of `datatype` until the
 /// operation using the buffer completes.
-#[inline]
+#[inline(always)]
 unsafe fn message_buffer(
     buf: *const c_void,
     n: usize,
@@ -137,6 +138,7 @@ pub(crate) struct Route {
 
 impl Route {
     /// The route to `dest` in `comm`; `None` for `MPI_PROC_NULL`.
+    #[inline(always)]
     pub(crate) fn to(rt: &Runtime, comm: MPI_Comm, dest: c_int) -> MpiResult<Option<Route>> {
         let c = rt.comms.get(comm)?;
         if dest == MPI_PROC_NULL {
@@ -163,6 +165,7 @@ impl Route {
 
 /// What a receive or probe from `source` with `tag` in `comm` accepts;
 /// `None` for `MPI_PROC_NULL`.
+#[inline(always)]
 pub(crate) fn accepting(
     rt: &Runtime,
     comm: MPI_Comm,
@@ -279,6 +282,7 @@ pub unsafe fn start_recv(
 ///
 /// # Safety
 /// As [`start_recv`].
+#[inline(always)]
 unsafe fn receive_parts(
     buf: *mut c_void,
     n: usize,
@@ -312,6 +316,7 @@ pub fn wait_request(id: MPI_Request) -> MpiResult<MPI_Status> {
 
 /// A completed receive's status as an error when it reports one
 /// (truncation).
+#[inline]
 pub fn status_error(status: &MPI_Status) -> MpiResult {
     match status.MPI_ERROR {
         MPI_SUCCESS => Ok(()),

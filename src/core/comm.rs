@@ -75,9 +75,12 @@ impl Communicator {
     }
 
     /// The process behind a destination/source rank (checked).
+    #[inline]
     pub fn peer(&self, rank: c_int) -> MpiResult<ProcessId> {
-        self.check_rank(rank)?;
-        Ok(self.peers()[rank as usize])
+        match usize::try_from(rank).ok().and_then(|r| self.peers().get(r)) {
+            Some(&p) => Ok(p),
+            None => Err(self.check_rank(rank).expect_err("rank out of range")),
+        }
     }
 
     /// Checks a destination/source rank (not `MPI_PROC_NULL` or wildcards)

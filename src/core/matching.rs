@@ -72,7 +72,15 @@ impl<R: PartialEq + Copy, M> Matcher<R, M> {
     }
 
     /// The oldest posted receive that accepts `env`, removed from the queue.
+    #[inline(always)]
     pub fn match_posted(&mut self, env: &Envelope) -> Option<R> {
+        if self.posted.is_empty() {
+            return None;
+        }
+        self.search_posted(env)
+    }
+
+    fn search_posted(&mut self, env: &Envelope) -> Option<R> {
         match self.posted.front() {
             None => return None,
             // The oldest receive takes it (the usual case): no search.

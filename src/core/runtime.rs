@@ -380,11 +380,15 @@ impl Runtime {
     }
 
     /// Moves point-to-point traffic along (arrivals, waiting sends).
+    #[inline]
     pub fn progress(&mut self) -> bool {
         let Some(instance) = &mut self.instance else {
             return false;
         };
         let moved = self.p2p.progress(&mut instance.endpoints);
+        if !instance.endpoints.looks_for_cards() {
+            return moved;
+        }
         let wanted = instance.endpoints.wanted();
         if !wanted.is_empty() {
             if let Some(pmi) = self.process.as_mut().and_then(|p| p.pmi.as_mut()) {

@@ -320,6 +320,13 @@ impl Endpoints {
         self.shm.as_ref().map(|s| s.inbox_name().to_string())
     }
 
+    /// Whether some peer's card is still looked for ([`Endpoints::wanted`]
+    /// may then name peers).
+    #[inline]
+    pub fn looks_for_cards(&self) -> bool {
+        self.unknown_routes > 0
+    }
+
     /// Peers whose card should be looked up now.
     pub fn wanted(&self) -> Vec<ProcessId> {
         // The fast path once every peer is known: no clock reading.
@@ -395,10 +402,14 @@ impl Endpoints {
     }
 
     /// Polls every transport; returns the number of frames delivered.
+    #[inline]
     pub fn poll(&mut self, sink: &mut dyn Sink) -> usize {
-        let mut n = self.loopback.poll(sink);
+        let mut n = 0;
         if let Some(shm) = &mut self.shm {
             n += shm.poll(sink);
+        }
+        if !self.loopback.is_empty() {
+            n += self.loopback.poll(sink);
         }
         if let Some(tcp) = &mut self.tcp {
             let active = self.tcp_routes > 0 || tcp.connection_count() > 0;

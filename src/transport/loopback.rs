@@ -19,6 +19,12 @@ impl Loopback {
             queue: VecDeque::new(),
         }
     }
+
+    /// Whether no frame waits (a poll would deliver nothing).
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.queue.is_empty()
+    }
 }
 
 impl Transport for Loopback {

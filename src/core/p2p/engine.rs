@@ -686,7 +686,16 @@ impl Engine {
     /// Sends the replies that matches and frames queued, then does the
     /// receiver's half of the shared copies they started (after their
     /// `ShareCopy` left, so the sender copies at the same time).
+    #[inline(always)]
     pub(super) fn flush_replies(&mut self, ep: &mut Endpoints) {
+        if !self.outbox.is_idle() || !self.own_shares.is_empty() {
+            self.flush_waiting(ep);
+        }
+    }
+
+    /// [`Engine::flush_replies`] when something waits.
+    #[inline(never)]
+    fn flush_waiting(&mut self, ep: &mut Endpoints) {
         self.flush_all(ep);
         if self.own_shares.is_empty() {
             return;
@@ -1074,6 +1083,7 @@ impl Engine {
 
     /// Moves everything that can move: arrived frames, then waiting sends.
     /// Returns whether anything happened.
+    #[inline]
     pub fn progress(&mut self, ep: &mut Endpoints) -> bool {
         // Frames are handled where they lie in the transport; the replies
         // they cause are queued and leave in the flush below.

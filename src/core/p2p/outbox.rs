@@ -25,11 +25,13 @@ impl<T> Default for Outbox<T> {
 impl<T> Outbox<T> {
     /// Whether no peer may have a frame waiting (the cheap test of the
     /// fast path).
+    #[inline]
     pub fn is_idle(&self) -> bool {
         self.waiting.is_empty()
     }
 
     /// Whether a frame waits for `peer`.
+    #[inline]
     pub fn has_queued(&self, peer: ProcessId) -> bool {
         !self.is_idle()
             && self

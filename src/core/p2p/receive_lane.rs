@@ -114,6 +114,7 @@ impl Engine {
 
     /// The lane's outcome once it has one (the lane is then free again);
     /// `None` while it waits.
+    #[inline]
     pub fn lane_outcome(&mut self) -> Option<LaneOutcome> {
         let lane = self.lane.as_ref()?;
         if matches!(lane.state, LaneState::Waiting) {
@@ -134,6 +135,7 @@ impl Engine {
 
     /// An arriving eager message no posted receive took: true if the lane
     /// took it (copied into its buffer, its synchronous sender told).
+    #[inline]
     pub(super) fn offer_to_lane(
         &mut self,
         from: ProcessId,

@@ -18,6 +18,10 @@ use crate::transport::Placement;
 pub struct UserBuffer {
     addr: usize,
     count: usize,
+    /// Bytes of data (`count` times the type's size), and where they start
+    /// when they form one block: worked out once, as every copy asks.
+    bytes: usize,
+    block_start: Option<usize>,
     datatype: TypeRef,
     /// The bytes behind `addr` when oxmpi owns them (only ever read).
     owned: Option<Arc<[u8]>>,
@@ -37,10 +41,16 @@ impl UserBuffer {
         count: usize,
         datatype: impl Into<TypeRef>,
     ) -> UserBuffer {
+        let datatype = datatype.into();
+        let addr = buf as usize;
         UserBuffer {
-            addr: buf as usize,
+            addr,
             count,
-            datatype: datatype.into(),
+            bytes: count * datatype.size(),
+            block_start: datatype
+                .is_contiguous()
+                .then(|| (addr as isize).wrapping_add(datatype.true_lb()) as usize),
+            datatype,
             owned: None,
         }
     }
@@ -49,17 +59,18 @@ impl UserBuffer {
     /// nothing is ever unpacked into it.
     pub fn packed(bytes: Vec<u8>) -> UserBuffer {
         let bytes: Arc<[u8]> = bytes.into();
+        // SAFETY: the buffer owns the bytes it points to.
+        let buf = unsafe { UserBuffer::new(bytes.as_ptr().cast(), bytes.len(), byte_type()) };
         UserBuffer {
-            addr: bytes.as_ptr() as usize,
-            count: bytes.len(),
-            datatype: byte_type(),
             owned: Some(bytes),
+            ..buf
         }
     }
 
     /// Bytes of data the buffer holds (its packed size).
+    #[inline]
     pub fn len(&self) -> usize {
-        self.count * self.datatype.size()
+        self.bytes
     }
 
     pub fn is_empty(&self) -> bool {
@@ -67,6 +78,7 @@ impl UserBuffer {
     }
 
     /// Packs bytes `[offset, offset + out.len())` of the message into `out`.
+    #[inline]
     pub fn pack(&self, offset: usize, out: &mut [u8]) -> usize {
         if let Some((start, total)) = self.contiguous_block() {
             // One block: a plain copy (the common case, kept short).
@@ -77,9 +89,7 @@ impl UserBuffer {
             }
             // SAFETY: bytes [offset, offset + n) lie within the block,
             // readable per `new`'s contract (or owned); `out` is ours.
-            unsafe {
-                std::ptr::copy_nonoverlapping((start + offset) as *const u8, out.as_mut_ptr(), n)
-            };
+            unsafe { copy_bytes((start + offset) as *const u8, out.as_mut_ptr(), n) };
             return n;
         }
         // SAFETY: the memory is valid per `new`'s contract (or owned);
@@ -91,6 +101,7 @@ impl UserBuffer {
     }
 
     /// Unpacks `input` as bytes starting at `offset` of the message.
+    #[inline]
     pub fn unpack(&self, offset: usize, input: &[u8]) -> usize {
         debug_assert!(
             self.owned.is_none(),
@@ -103,9 +114,7 @@ impl UserBuffer {
             }
             // SAFETY: bytes [offset, offset + n) lie within the block,
             // writable per `new`'s contract and not aliased by `input`.
-            unsafe {
-                std::ptr::copy_nonoverlapping(input.as_ptr(), (start + offset) as *mut u8, n)
-            };
+            unsafe { copy_bytes(input.as_ptr(), (start + offset) as *mut u8, n) };
             return n;
         }
         // SAFETY: as in `pack`; the caller never passes more than `len()`
@@ -171,12 +180,39 @@ impl UserBuffer {
     }
 
     /// Where the data lies when it is one block (for single-copy reads).
+    #[inline]
     pub fn contiguous_block(&self) -> Option<(usize, usize)> {
-        if !self.datatype.is_contiguous() {
-            return None;
+        Some((self.block_start?, self.bytes))
+    }
+}
+
+/// Copies `n` bytes from `src` to `dst`: messages of up to 16 bytes with
+/// two overlapping loads and stores in line (no call into `memcpy`, whose
+/// dispatch costs more than such a copy), longer ones with `memcpy`.
+///
+/// # Safety
+/// As `std::ptr::copy_nonoverlapping`.
+#[inline(always)]
+unsafe fn copy_bytes(src: *const u8, dst: *mut u8, n: usize) {
+    // SAFETY (all arms): the caller's contract covers [src, src + n) and
+    // [dst, dst + n); each access lies inside them (the two words of a
+    // range overlap when n is below twice their size).
+    unsafe {
+        match n {
+            8..=16 => {
+                let a = src.cast::<u64>().read_unaligned();
+                let b = src.add(n - 8).cast::<u64>().read_unaligned();
+                dst.cast::<u64>().write_unaligned(a);
+                dst.add(n - 8).cast::<u64>().write_unaligned(b);
+            }
+            4..=7 => {
+                let a = src.cast::<u32>().read_unaligned();
+                let b = src.add(n - 4).cast::<u32>().read_unaligned();
+                dst.cast::<u32>().write_unaligned(a);
+                dst.add(n - 4).cast::<u32>().write_unaligned(b);
+            }
+            _ => std::ptr::copy_nonoverlapping(src, dst, n),
         }
-        let start = (self.addr as isize).wrapping_add(self.datatype.true_lb()) as usize;
-        Some((start, self.len()))
     }
 }
 
@@ -217,5 +253,20 @@ mod tests {
         assert_eq!(empty.pack(0, &mut out), 0);
         assert_eq!(empty.unpack(0, &out), 0);
         assert_eq!(out, [7; 4]);
+    }
+
+    #[test]
+    fn small_and_large_copies_move_exactly_their_bytes() {
+        for n in 0..=40usize {
+            let src: Vec<u8> = (0..n as u8)
+                .map(|b| b.wrapping_mul(7).wrapping_add(1))
+                .collect();
+            let mut dst = vec![0xEEu8; n + 2];
+            // SAFETY: both ranges are in bounds and distinct.
+            unsafe { copy_bytes(src.as_ptr(), dst[1..].as_mut_ptr(), n) };
+            assert_eq!(dst[0], 0xEE, "{n}");
+            assert_eq!(&dst[1..=n], &src[..], "{n}");
+            assert_eq!(dst[n + 1], 0xEE, "{n}");
+        }
     }
 }
