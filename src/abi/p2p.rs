@@ -454,11 +454,22 @@ pub unsafe fn recv(
         LaneStart::General(buf) => Some(buf),
         LaneStart::Armed => None,
     };
+    // A first look while the lock is held: the message may be there.
+    let first = match buf {
+        Some(_) => None,
+        None => {
+            rt.progress();
+            rt.p2p.lane_outcome()
+        }
+    };
     drop(rt);
     let buf = match buf {
         Some(buf) => buf,
         None => {
-            let outcome = block_on(|rt| Ok(rt.p2p.lane_outcome()));
+            let outcome = match first {
+                Some(outcome) => Ok(outcome),
+                None => block_on(|rt| Ok(rt.p2p.lane_outcome())),
+            };
             match outcome {
                 Ok(LaneOutcome::Received(st)) => return unsafe { finish_receive(status_out, &st) },
                 Ok(LaneOutcome::General(buf)) => buf,

@@ -430,6 +430,16 @@ impl Runtime {
         self.instance.as_ref()?.endpoints.tcp_ready_fd()
     }
 
+    /// Looks at this epoch's shared-memory rings up to `times` times;
+    /// true as soon as a frame waits in one (see
+    /// [`Endpoints::watch_shm`]).
+    #[inline]
+    pub fn watch_rings(&mut self, times: u32) -> bool {
+        self.instance
+            .as_mut()
+            .is_some_and(|i| i.endpoints.watch_shm(times))
+    }
+
     /// Whether a frame waits in this epoch's shared-memory inbox.
     pub fn has_pending_arrivals(&mut self) -> bool {
         self.instance

@@ -394,6 +394,21 @@ impl Endpoints {
         self.set_route(peer, route);
     }
 
+    /// Looks at the shared-memory rings up to `times` times; true as soon
+    /// as a frame waits in one. False at once without shared memory, and
+    /// when some peer is reached through TCP (its frames would wait for
+    /// the watch).
+    #[inline]
+    pub fn watch_shm(&mut self, times: u32) -> bool {
+        if self.tcp_routes > 0 || self.tcp.as_ref().is_some_and(|t| t.connection_count() > 0) {
+            return false;
+        }
+        let Some(shm) = &mut self.shm else {
+            return false;
+        };
+        (0..times).any(|_| shm.has_pending())
+    }
+
     /// Makes the next poll look at an idle TCP transport too (before a
     /// sleep, so that a first connection from another node waits at most
     /// one sleep, besides the polls of `set_single_node`).

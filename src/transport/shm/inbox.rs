@@ -132,6 +132,7 @@ impl ShmTransport {
     }
 
     /// Whether a frame waits in any ring (for the doorbell's re-check).
+    #[inline]
     pub fn has_pending(&mut self) -> bool {
         self.consumers.iter_mut().any(|c| c.has_pending())
     }
