@@ -61,7 +61,17 @@ fn sleep_until_rung<T>(
         (rt.doorbell(), rt.tcp_ready_fd())
     };
     let Some(bell) = bell else {
-        // No shared memory: sleep until a TCP socket is ready (or briefly).
+        // No shared memory: a last look at every transport (an idle TCP
+        // listener too, so that a connection waiting to be accepted does
+        // not keep the socket set ready), then sleep until a TCP socket is
+        // ready (or briefly).
+        {
+            let mut rt = runtime::lock();
+            rt.progress_before_sleep();
+            if let Some(value) = poll(&mut rt)? {
+                return Ok(Some(value));
+            }
+        }
         match tcp_fd {
             Some(fd) => crate::transport::tcp::wait_readable(fd, NAP),
             None => std::thread::sleep(NAP / 20),

@@ -400,7 +400,7 @@ impl Endpoints {
     /// the watch).
     #[inline]
     pub fn watch_shm(&mut self, times: u32) -> bool {
-        if self.tcp_routes > 0 || self.tcp.as_ref().is_some_and(|t| t.connection_count() > 0) {
+        if self.tcp_routes > 0 || self.tcp.as_ref().is_some_and(|t| t.has_connections()) {
             return false;
         }
         let Some(shm) = &mut self.shm else {
@@ -427,7 +427,7 @@ impl Endpoints {
             n += self.loopback.poll(sink);
         }
         if let Some(tcp) = &mut self.tcp {
-            let active = self.tcp_routes > 0 || tcp.connection_count() > 0;
+            let active = self.tcp_routes > 0 || tcp.has_connections();
             self.idle_tcp_polls += 1;
             if active || self.idle_tcp_polls >= self.idle_tcp_every {
                 self.idle_tcp_polls = 0;

@@ -222,6 +222,13 @@ impl TcpTransport {
             .sum()
     }
 
+    /// Whether any connection exists, established or still in its
+    /// handshake (the transport then has traffic to look at).
+    #[inline]
+    pub fn has_connections(&self) -> bool {
+        !self.connections.is_empty()
+    }
+
     /// Established connections.
     pub fn connection_count(&self) -> usize {
         self.connections

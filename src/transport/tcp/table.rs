@@ -69,6 +69,11 @@ impl ConnectionTable {
     }
 
     /// Closes every connection.
+    /// Whether no connection is in the table (every slot is free).
+    pub fn is_empty(&self) -> bool {
+        self.slots.len() == self.free.len()
+    }
+
     pub fn clear(&mut self) {
         self.slots.clear();
         self.free.clear();

@@ -420,6 +420,31 @@ fn a_refused_connection_is_retried_with_a_growing_delay() {
     assert_eq!(ts[0].connection_count(), 0);
 }
 
+#[test]
+fn a_connection_in_its_handshake_counts_as_traffic() {
+    // Endpoints poll a transport with connections at every poll and an
+    // idle one rarely: an accepted connection still waiting for its hello
+    // must count, or its hello waits for the idle polls.
+    let mut ts = vec![transport(0, 2)];
+    let mut inboxes: Inboxes = vec![Vec::new()];
+    assert!(!ts[0].has_connections());
+    let silent = TcpStream::connect(ts[0].local_addr()).unwrap();
+    poll_until(
+        &mut ts,
+        &mut inboxes,
+        "the silent connection accepted",
+        |ts, _| ts[0].has_connections(),
+    );
+    assert_eq!(ts[0].connection_count(), 0, "not established");
+    drop(silent);
+    poll_until(
+        &mut ts,
+        &mut inboxes,
+        "the closed connection dropped",
+        |ts, _| !ts[0].has_connections(),
+    );
+}
+
 /// Open fds of this process.
 fn open_fds() -> usize {
     std::fs::read_dir("/proc/self/fd").unwrap().count()
