@@ -74,20 +74,24 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 }
 
 /// Runs an implementation that returns an MPI result; returns the C code.
+#[inline(always)]
 pub fn run(scope: Scope, call: &'static str, f: impl FnOnce() -> MpiResult) -> c_int {
     let target = scope.target();
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(())) => MPI_SUCCESS,
         Ok(Err(error)) => raise(target, call, error),
-        Err(payload) => raise(
-            target,
-            call,
-            MpiError::new(
-                MPI_ERR_INTERN,
-                format!("internal error: {}", panic_message(&*payload)),
-            ),
-        ),
+        Err(payload) => raise(target, call, panic_error(payload)),
     }
+}
+
+/// The error a panic caught at the boundary becomes.
+#[cold]
+#[inline(never)]
+fn panic_error(payload: Box<dyn std::any::Any + Send>) -> MpiError {
+    MpiError::new(
+        MPI_ERR_INTERN,
+        format!("internal error: {}", panic_message(&*payload)),
+    )
 }
 
 /// Runs an implementation that returns a plain value (`MPI_Wtime`,
@@ -96,14 +100,7 @@ pub fn run_value<T: Default>(call: &'static str, f: impl FnOnce() -> T) -> T {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(v) => v,
         Err(payload) => {
-            raise(
-                Target::Default,
-                call,
-                MpiError::new(
-                    MPI_ERR_INTERN,
-                    format!("internal error: {}", panic_message(&*payload)),
-                ),
-            );
+            raise(Target::Default, call, panic_error(payload));
             T::default()
         }
     }
@@ -166,6 +163,8 @@ fn default_handler(rt: &Runtime) -> (MPI_Errhandler, c_int) {
 
 /// Reports `error` raised in `call` and returns its code (unless the
 /// handler ends the job).
+#[cold]
+#[inline(never)]
 fn raise(target: Target, call: &'static str, error: MpiError) -> c_int {
     let mut code = error_codes::record(call, &error);
     log::debug!("{call}: {error}");
