@@ -14,11 +14,11 @@ use crate::abi::status::{write_status, StatusOut};
 use crate::abi::types::*;
 use crate::core::datatype;
 use crate::core::error::{MpiError, MpiResult};
-use crate::core::matching::{Pattern, ANY};
+use crate::core::matching::{Envelope, Pattern, ANY};
 use crate::core::p2p::engine::SendArgs;
 use crate::core::p2p::receive_lane::{LaneOutcome, LaneStart};
 use crate::core::p2p::request::proc_null_status;
-use crate::core::p2p::user_buffer::UserBuffer;
+use crate::core::p2p::user_buffer::{copy_message, UserBuffer};
 use crate::core::progress::block_on;
 use crate::core::runtime::{self, Runtime};
 use crate::transport::ProcessId;
@@ -256,6 +256,64 @@ unsafe fn begin_send(
     Ok(SendStart::Pending(engine.isend(endpoints, args)))
 }
 
+/// The latency-critical send: a blocking standard (or ready) send of a
+/// contiguous predefined datatype leaves straight from the user's buffer
+/// when the engine can send it at once ([`Engine::send_eager_now`]), with
+/// no intermediate objects. False when anything is out of the ordinary
+/// (an error to report, `MPI_PROC_NULL`, a large message, a full ring...):
+/// the general path then takes the call from the start.
+///
+/// # Safety
+/// As [`start_send`].
+///
+/// [`Engine::send_eager_now`]: crate::core::p2p::engine::Engine::send_eager_now
+#[inline(always)]
+unsafe fn send_contiguous_now(
+    buf: *const c_void,
+    n: usize,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> bool {
+    let Some(t) = datatype::predefined(datatype) else {
+        return false;
+    };
+    let Some(len) = n
+        .checked_mul(t.size())
+        .filter(|&l| l <= isize::MAX as usize)
+    else {
+        return false;
+    };
+    if !t.is_contiguous() || tag < 0 || (buf.is_null() && len > 0) {
+        return false;
+    }
+    let bytes: &[u8] = if len == 0 {
+        &[]
+    } else {
+        // SAFETY: MPI's contract: `buf` holds `n` elements of the type,
+        // which is one block of `len` bytes from its true lower bound, and
+        // is not written while the send lasts.
+        unsafe { std::slice::from_raw_parts(buf.cast::<u8>().wrapping_offset(t.true_lb()), len) }
+    };
+    let mut rt = runtime::lock();
+    let Some(c) = rt.comms.find(comm) else {
+        return false;
+    };
+    let Some(&to) = usize::try_from(dest).ok().and_then(|d| c.peers().get(d)) else {
+        return false;
+    };
+    let env = Envelope {
+        context_id: c.context_id,
+        source: c.rank as c_int,
+        tag,
+    };
+    let Some((engine, endpoints)) = rt.active() else {
+        return false;
+    };
+    engine.send_eager_now(endpoints, to, env, len, |out| copy_message(out, bytes))
+}
+
 /// Starts a receive and returns its request.
 ///
 /// # Safety
@@ -357,6 +415,11 @@ unsafe fn blocking_send(
     mode: Mode,
 ) -> MpiResult {
     let n = elements(n, "count")?;
+    if matches!(mode, Mode::Standard | Mode::Ready)
+        && unsafe { send_contiguous_now(buf, n, datatype, dest, tag, comm) }
+    {
+        return Ok(());
+    }
     match unsafe { begin_send(buf, n, datatype, dest, tag, comm, mode, true) }? {
         SendStart::Finished => Ok(()),
         SendStart::Pending(id) => wait_request(id).map(|_| ()),

@@ -138,12 +138,17 @@ impl Comms {
     }
 
     pub fn get(&self, h: MPI_Comm) -> MpiResult<&Communicator> {
-        let found = match h {
+        self.find(h).ok_or_else(|| invalid(h))
+    }
+
+    /// The communicator behind `h`, if it names one.
+    #[inline]
+    pub fn find(&self, h: MPI_Comm) -> Option<&Communicator> {
+        match h {
             MPI_COMM_WORLD => self.world.as_ref(),
             MPI_COMM_SELF => self.self_comm.as_ref(),
             _ => self.user.as_ref().and_then(|t| t.get(h)),
-        };
-        found.ok_or_else(|| invalid(h))
+        }
     }
 
     pub fn get_mut(&mut self, h: MPI_Comm) -> MpiResult<&mut Communicator> {

@@ -451,13 +451,19 @@ impl Runtime {
     /// The engine and the current epoch's transports, for starting an
     /// operation.
     pub fn engine_and_endpoints(&mut self) -> MpiResult<(&mut Engine, &mut Endpoints)> {
-        match &mut self.instance {
-            Some(instance) => Ok((&mut self.p2p, &mut instance.endpoints)),
-            None => Err(MpiError::new(
+        self.active().ok_or_else(|| {
+            MpiError::new(
                 MPI_ERR_OTHER,
                 "MPI is not initialized (no session or world model is open)",
-            )),
-        }
+            )
+        })
+    }
+
+    /// [`Runtime::engine_and_endpoints`], `None` while no epoch is open.
+    #[inline]
+    pub fn active(&mut self) -> Option<(&mut Engine, &mut Endpoints)> {
+        let instance = self.instance.as_mut()?;
+        Some((&mut self.p2p, &mut instance.endpoints))
     }
 
     pub fn world_is_active(&self) -> bool {

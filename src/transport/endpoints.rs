@@ -176,7 +176,7 @@ impl Endpoints {
     /// A frame to `dest` straight into its shared-memory ring when that is
     /// its route (`None` otherwise: use [`Endpoints::try_send`]); false
     /// when the ring is full or the frame does not fit a cell.
-    #[inline]
+    #[inline(always)]
     pub fn try_send_shm(
         &mut self,
         dest: ProcessId,

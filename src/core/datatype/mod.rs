@@ -29,7 +29,7 @@ use std::sync::Arc;
 
 pub use builtin::{BasicKind, BoundMarker};
 pub use constructors::Order;
-pub use registry::{lookup, lookup_committed, lookup_for_message, TypeRef};
+pub use registry::{lookup, lookup_committed, lookup_for_message, predefined, TypeRef};
 
 use crate::abi::constants::*;
 use crate::abi::types::MPI_Datatype;

@@ -183,24 +183,51 @@ impl Engine {
     /// no request at all. Returns false, having done nothing, otherwise (the
     /// caller then starts a request, which also reports an unreachable peer).
     pub fn send_now(&mut self, ep: &mut Endpoints, args: &SendArgs) -> bool {
-        let dest = args.dest;
-        let len = args.buf.len();
-        if args.synchronous || len > EAGER_LIMIT || self.outbox.has_queued(dest) {
+        !args.synchronous
+            && self.send_eager_now(
+                ep,
+                args.dest,
+                Envelope {
+                    context_id: args.context_id,
+                    source: args.source,
+                    tag: args.tag,
+                },
+                args.buf.len(),
+                |body| {
+                    args.buf.pack(0, body);
+                },
+            )
+    }
+
+    /// [`Engine::send_now`] for a message of `len` bytes that `body` writes
+    /// (into a slice of exactly `len` bytes): the one way a message leaves
+    /// without a request. Also the whole of `MPI_Send` for a small
+    /// message of a contiguous predefined type (see `abi::p2p`).
+    #[inline(always)]
+    pub fn send_eager_now(
+        &mut self,
+        ep: &mut Endpoints,
+        dest: ProcessId,
+        env: Envelope,
+        len: usize,
+        body: impl Fn(&mut [u8]),
+    ) -> bool {
+        if len > EAGER_LIMIT || self.outbox.has_queued(dest) {
             return false;
         }
         let header = FrameHeader {
             kind: FrameKind::Eager,
             flags: 0,
-            tag: args.tag,
-            source: args.source,
-            context_id: args.context_id,
+            tag: env.tag,
+            source: env.source,
+            context_id: env.context_id,
             total_len: len as u64,
             id_a: 0,
             id_b: 0,
         };
         let mut fill = |frame: &mut [u8]| {
             header.encode(frame);
-            args.buf.pack(0, &mut frame[HEADER_LEN..]);
+            body(&mut frame[HEADER_LEN..HEADER_LEN + len]);
         };
         let frame_len = HEADER_LEN + len;
         if let Some(sent) = ep.try_send_shm(dest, frame_len, &mut fill) {

@@ -186,6 +186,19 @@ impl UserBuffer {
     }
 }
 
+/// Copies `src` into `out` (of the same length) the way message bytes are
+/// copied (see [`copy_bytes`]).
+///
+/// # Panics
+/// If the lengths differ.
+#[inline(always)]
+pub fn copy_message(out: &mut [u8], src: &[u8]) {
+    assert_eq!(out.len(), src.len(), "message copy of unequal lengths");
+    // SAFETY: two valid slices of the same length; `out` is borrowed
+    // mutably, so they do not overlap.
+    unsafe { copy_bytes(src.as_ptr(), out.as_mut_ptr(), src.len()) }
+}
+
 /// Copies `n` bytes from `src` to `dst`: messages of up to 16 bytes with
 /// two overlapping loads and stores in line (no call into `memcpy`, whose
 /// dispatch costs more than such a copy), longer ones with `memcpy`.

@@ -140,7 +140,7 @@ impl ShmTransport {
     /// [`Transport::try_send`] with `fill` known at compile time (the
     /// engine's path for a small message: no call through a `dyn`); false
     /// also when a frame of `len` bytes does not fit a cell.
-    #[inline]
+    #[inline(always)]
     pub fn push_to(
         &mut self,
         dest: ProcessId,

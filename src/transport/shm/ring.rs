@@ -291,7 +291,7 @@ impl Producer {
     ///
     /// # Panics
     /// If `fill` returns more than the payload capacity (a caller bug).
-    #[inline]
+    #[inline(always)]
     pub fn try_push(&mut self, kind: u32, fill: impl FnOnce(&mut [u8]) -> usize) -> bool {
         let n_cells = self.shared.layout.n_cells as u64;
         if self.tail - self.head_cache == n_cells {
