@@ -406,6 +406,8 @@ impl Endpoints {
         let Some(shm) = &mut self.shm else {
             return false;
         };
+        // Senders waiting for room get it before this process waits too.
+        shm.publish();
         (0..times).any(|_| shm.has_pending())
     }
 

@@ -131,6 +131,13 @@ impl ShmTransport {
         self.doorbell
     }
 
+    /// Hands the cells the last poll took back to their producers (see
+    /// `Consumer::publish`).
+    #[inline]
+    pub fn publish(&mut self) {
+        self.consumers.iter_mut().for_each(Consumer::publish);
+    }
+
     /// Whether a frame waits in any ring (for the doorbell's re-check).
     #[inline]
     pub fn has_pending(&mut self) -> bool {
@@ -264,6 +271,9 @@ impl Transport for ShmTransport {
     fn poll(&mut self, sink: &mut dyn Sink) -> usize {
         let mut n = 0;
         for consumer in &mut self.consumers {
+            // The cells the previous poll took go back to their producer
+            // now (see `Consumer::publish`).
+            consumer.publish();
             consumer.drain(|cell| {
                 if cell.kind & BUNDLE == 0 {
                     sink.deliver(cell.kind, cell.payload);

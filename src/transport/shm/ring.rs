@@ -338,8 +338,11 @@ pub struct CellRef<'a> {
 #[derive(Debug)]
 pub struct Consumer {
     shared: Shared,
-    /// Our copy of the shared head (only we write it).
+    /// Messages released so far (the shared head lags behind until
+    /// [`Consumer::publish`]).
     head: u64,
+    /// The value of the shared head (only we write it).
+    published: u64,
     /// The cell of message `head` and the lap bit its stamp carries once
     /// it is there: a poll is one load and one compare.
     next: *mut u8,
@@ -363,6 +366,7 @@ impl Consumer {
             next: shared.cell(head),
             next_lap: shared.lap_bit(head),
             head,
+            published: head,
             shared,
         })
     }
@@ -399,20 +403,38 @@ impl Consumer {
             return false;
         }
         self.release();
+        self.publish();
         true
     }
 
-    /// Releases the cell [`Consumer::peek`] just returned.
+    /// Takes the cell [`Consumer::peek`] just returned off the ring; the
+    /// producer may reuse it once [`Consumer::publish`] has run.
     #[inline]
     fn release(&mut self) {
         self.head += 1;
-        self.shared.head().store(self.head, Ordering::Release);
         self.next = self.shared.cell(self.head);
         self.next_lap = self.shared.lap_bit(self.head);
     }
 
-    /// Hands each waiting message to `f` in order, releasing its cell after
-    /// it returns.
+    /// Hands the released cells back to the producer (one store of the
+    /// shared head, if it moved).
+    ///
+    /// Why not at each release: the producer reads the head only when its
+    /// copy says the ring is full, and the first store after such a read
+    /// must take the line back from the producer's core. Made right after
+    /// a message is taken, that store would stall the consumer's next
+    /// locked instruction on the way to its answer; made at the start of
+    /// the next poll, it costs the consumer nothing it was waiting for.
+    #[inline]
+    pub fn publish(&mut self) {
+        if self.published != self.head {
+            self.published = self.head;
+            self.shared.head().store(self.head, Ordering::Release);
+        }
+    }
+
+    /// Hands each waiting message to `f` in order, taking its cell off the
+    /// ring after it returns (see [`Consumer::publish`]).
     #[inline]
     pub fn drain(&mut self, mut f: impl FnMut(CellRef<'_>)) {
         while let Some(cell) = self.peek() {
@@ -567,6 +589,32 @@ mod tests {
             assert!(consumer.peek().is_none());
         }
         assert_eq!(producer.free_cells(), 4);
+    }
+
+    #[test]
+    fn drained_cells_go_back_to_the_producer_when_published() {
+        let (_region, mut producer, mut consumer) = ring(4, 64);
+        let capacity = producer.layout().payload_capacity();
+        for seq in 0..4u64 {
+            assert!(producer.try_push(seq as u32, |p| payload_of(seq, capacity, p)));
+        }
+        let mut seen = Vec::new();
+        consumer.drain(|cell| seen.push(cell.kind));
+        assert_eq!(seen, [0, 1, 2, 3]);
+        assert!(consumer.peek().is_none());
+        // Taken, but not handed back yet: the ring still looks full.
+        assert_eq!(producer.free_cells(), 0);
+        assert!(!producer.try_push(4, |p| payload_of(4, capacity, p)));
+        consumer.publish();
+        assert_eq!(producer.free_cells(), 4);
+        // The next lap carries on where the drain left off.
+        for seq in 4..8u64 {
+            assert!(producer.try_push(seq as u32, |p| payload_of(seq, capacity, p)));
+        }
+        for seq in 4..8u64 {
+            check_payload(seq, capacity, consumer.peek().expect("pushed"));
+            assert!(consumer.pop());
+        }
     }
 
     #[test]
