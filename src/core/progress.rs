@@ -96,6 +96,10 @@ fn sleep_until_rung<T>(
 /// Looks at the shared-memory rings this many times, under the lock,
 /// between two polls of a spinning wait (see [`block_on`]).
 const RING_WATCHES: u32 = 32;
+/// Polls under one holding of the lock at most, so that frames arriving
+/// all the time (none of them what this wait wants) do not keep other
+/// threads, and the collectives' helper, out.
+const POLLS_PER_LOCK: u32 = 16;
 
 /// Runs `poll` under the lock, after progress, until it returns a value.
 ///
@@ -104,7 +108,7 @@ const RING_WATCHES: u32 = 32;
 /// each ring's next stamp, polled again as soon as one holds a frame. A
 /// message from a peer on this node is then seen within a few nanoseconds
 /// of its arrival, with no lock traffic in between; other threads wait
-/// for the lock at most one watch (well under a microsecond).
+/// for the lock at most [`POLLS_PER_LOCK`] polls and watches.
 pub fn block_on<T>(mut poll: impl FnMut(&mut Runtime) -> MpiResult<Option<T>>) -> MpiResult<T> {
     let spins = SPINS.load(Ordering::Relaxed);
     let watch = has_own_core();
@@ -112,12 +116,16 @@ pub fn block_on<T>(mut poll: impl FnMut(&mut Runtime) -> MpiResult<Option<T>>) -
     loop {
         {
             let mut rt = runtime::lock();
-            loop {
+            for held in 1.. {
                 rt.progress();
                 if let Some(value) = poll(&mut rt)? {
                     return Ok(value);
                 }
-                if !watch || tries >= spins || !rt.watch_rings(RING_WATCHES) {
+                if !watch
+                    || held == POLLS_PER_LOCK
+                    || tries >= spins
+                    || !rt.watch_rings(RING_WATCHES)
+                {
                     break;
                 }
                 tries += 1;
