@@ -103,6 +103,113 @@ pub fn write_remote(pid: libc::pid_t, remote_addr: usize, local: &[u8]) -> io::R
     Ok(done)
 }
 
+/// Parts in one call at most (the kernel's `UIO_MAXIOV`).
+const MAX_PARTS: usize = 1024;
+
+/// Copies several parts from process `pid` (each `local` from
+/// `remote_addr`) with as few `process_vm_readv` calls as the kernel takes
+/// parts (a call costs about as much as copying 16 KiB here, whatever its
+/// size). Returns how many leading parts were copied whole; the caller
+/// copies the others one by one with [`read_remote`], which also reports
+/// why they fail.
+pub fn read_remote_parts(pid: libc::pid_t, parts: &mut [(usize, &mut [u8])]) -> usize {
+    let mut whole = 0;
+    for batch in parts.chunks_mut(MAX_PARTS) {
+        let local: Vec<libc::iovec> = batch
+            .iter_mut()
+            .map(|(_, l)| libc::iovec {
+                iov_base: l.as_mut_ptr().cast(),
+                iov_len: l.len(),
+            })
+            .collect();
+        let remote: Vec<libc::iovec> = batch
+            .iter()
+            .map(|(addr, l)| libc::iovec {
+                iov_base: *addr as *mut libc::c_void,
+                iov_len: l.len(),
+            })
+            .collect();
+        // SAFETY: each local iovec describes one of the `&mut` slices, all
+        // writable for their length and borrowed for the call; the remote
+        // ones are only read by the kernel, which checks them against the
+        // remote process's mappings.
+        let n = unsafe {
+            libc::process_vm_readv(
+                pid,
+                local.as_ptr(),
+                local.len() as libc::c_ulong,
+                remote.as_ptr(),
+                remote.len() as libc::c_ulong,
+                0,
+            )
+        };
+        let done = whole_parts(n, batch.iter().map(|(_, l)| l.len()));
+        whole += done;
+        if done < batch.len() {
+            break;
+        }
+    }
+    whole
+}
+
+/// As [`read_remote_parts`], writing each `local` to `remote_addr` of
+/// process `pid` with `process_vm_writev`.
+pub fn write_remote_parts(pid: libc::pid_t, parts: &[(usize, &[u8])]) -> usize {
+    let mut whole = 0;
+    for batch in parts.chunks(MAX_PARTS) {
+        let local: Vec<libc::iovec> = batch
+            .iter()
+            .map(|(_, l)| libc::iovec {
+                iov_base: l.as_ptr() as *mut libc::c_void,
+                iov_len: l.len(),
+            })
+            .collect();
+        let remote: Vec<libc::iovec> = batch
+            .iter()
+            .map(|(addr, l)| libc::iovec {
+                iov_base: *addr as *mut libc::c_void,
+                iov_len: l.len(),
+            })
+            .collect();
+        // SAFETY: the local iovecs describe the borrowed slices, only read
+        // by the kernel; the remote ones are checked by the kernel against
+        // the remote process's mappings (EFAULT if not mapped writable).
+        let n = unsafe {
+            libc::process_vm_writev(
+                pid,
+                local.as_ptr(),
+                local.len() as libc::c_ulong,
+                remote.as_ptr(),
+                remote.len() as libc::c_ulong,
+                0,
+            )
+        };
+        let done = whole_parts(n, batch.iter().map(|(_, l)| l.len()));
+        whole += done;
+        if done < batch.len() {
+            break;
+        }
+    }
+    whole
+}
+
+/// How many leading parts of the given lengths a transfer of `n` bytes
+/// (a `process_vm_*v` result; negative for an error) covered whole.
+fn whole_parts(n: isize, lens: impl Iterator<Item = usize>) -> usize {
+    let Ok(mut left) = usize::try_from(n) else {
+        return 0;
+    };
+    let mut whole = 0;
+    for len in lens {
+        if left < len {
+            break;
+        }
+        left -= len;
+        whole += 1;
+    }
+    whole
+}
+
 /// One `process_vm_readv` call with a single iovec on each side.
 fn read_once(pid: libc::pid_t, remote_addr: usize, local: &mut [u8]) -> io::Result<usize> {
     let local_iov = libc::iovec {
@@ -180,6 +287,46 @@ mod tests {
         let err = read_remote(me, base + page, &mut buf).unwrap_err();
         assert_eq!(err.raw_os_error(), Some(libc::EFAULT));
         drop(map);
+    }
+
+    #[test]
+    fn parts_are_copied_in_one_call_and_counted_whole() {
+        let source: Vec<u8> = (0..300_000u32).map(|i| (i * 7) as u8).collect();
+        let base = source.as_ptr() as usize;
+        let me = std::process::id() as libc::pid_t;
+        let (mut a, mut b, mut c) = (vec![0u8; 1000], vec![0u8; 70_000], vec![0u8; 5]);
+        let mut parts: Vec<(usize, &mut [u8])> = vec![
+            (base + 10, &mut a[..]),
+            (base + 200_000, &mut b[..]),
+            (base, &mut c[..]),
+        ];
+        assert_eq!(read_remote_parts(me, &mut parts), 3);
+        assert_eq!(a, source[10..1010]);
+        assert_eq!(b, source[200_000..270_000]);
+        assert_eq!(c, source[..5]);
+
+        // Writing: the parts land where they are told.
+        let mut target = vec![0u8; 2000];
+        let at = target.as_mut_ptr() as usize;
+        let written = write_remote_parts(
+            me,
+            &[(at + 100, &source[..50]), (at + 1000, &source[7..17])],
+        );
+        assert_eq!(written, 2);
+        assert_eq!(target[100..150], source[..50]);
+        assert_eq!(target[1000..1010], source[7..17]);
+        assert!(target[..100]
+            .iter()
+            .chain(&target[150..1000])
+            .all(|&x| x == 0));
+
+        // A part from unmapped memory ends the count there.
+        let mut d = [0u8; 16];
+        let mut bad: Vec<(usize, &mut [u8])> = vec![(base, &mut a[..]), (8, &mut d[..])];
+        assert_eq!(read_remote_parts(me, &mut bad), 1);
+        assert_eq!(whole_parts(-1, [4usize].into_iter()), 0);
+        assert_eq!(whole_parts(10, [4usize, 6, 1].into_iter()), 2);
+        assert_eq!(whole_parts(9, [4usize, 6].into_iter()), 1);
     }
 
     #[test]
