@@ -104,6 +104,9 @@ pub struct Engine {
     /// Shared copies whose receiver half waits until the `ShareCopy` frame
     /// has left (so that both processes copy at once).
     own_shares: Vec<OwnShare>,
+    /// Shared copies whose sender half (asked by a `ShareCopy` frame) is
+    /// written at the next flush, with the others that came meanwhile.
+    own_writes: Vec<OwnWrite>,
     /// The buffer of buffered-mode sends (`MPI_Buffer_attach`).
     pub(super) attached: Option<AttachedBuffer>,
     /// A blocking receive waiting without a request (see `receive_lane`).
@@ -116,6 +119,18 @@ struct OwnShare {
     pid: u32,
     addr: u64,
     len: usize,
+}
+
+/// The sender's half of a shared copy: bytes `from..` of send `send` go to
+/// address `addr` (where the receive buffer starts) in process `pid`,
+/// which receives them as receive `recv` of process `receiver`.
+struct OwnWrite {
+    receiver: ProcessId,
+    send: MPI_Request,
+    recv: u64,
+    from: usize,
+    pid: u32,
+    addr: u64,
 }
 
 /// Frames sent in one batch at most (see `send_front_frames`).
@@ -150,6 +165,7 @@ impl Default for Engine {
             my_pid: std::process::id(),
             single_copy_refused: false,
             own_shares: Vec::new(),
+            own_writes: Vec::new(),
             polling_grequests: false,
             attached: None,
             lane: None,
@@ -715,22 +731,68 @@ impl Engine {
     /// `ShareCopy` left, so the sender copies at the same time).
     #[inline(always)]
     pub(super) fn flush_replies(&mut self, ep: &mut Endpoints) {
-        if !self.outbox.is_idle() || !self.own_shares.is_empty() {
+        if !self.outbox.is_idle() || !self.own_shares.is_empty() || !self.own_writes.is_empty() {
             self.flush_waiting(ep);
         }
     }
 
-    /// [`Engine::flush_replies`] when something waits.
+    /// [`Engine::flush_replies`] when something waits. The halves of
+    /// shared copies go in batches, one system call per peer for all the
+    /// halves that came in the same poll (a call costs about as much as
+    /// copying 16 KiB, whatever its size).
     #[inline(never)]
     fn flush_waiting(&mut self, ep: &mut Endpoints) {
+        if !self.own_writes.is_empty() {
+            let writes = std::mem::take(&mut self.own_writes);
+            for group in writes.chunk_by(|a, b| a.pid == b.pid) {
+                self.write_shares(group);
+            }
+        }
         self.flush_all(ep);
         if self.own_shares.is_empty() {
             return;
         }
-        for share in std::mem::take(&mut self.own_shares) {
-            self.copy_own_share(share);
+        let shares = std::mem::take(&mut self.own_shares);
+        for group in shares.chunk_by(|a, b| a.pid == b.pid) {
+            let whole = self.copy_own_shares(group);
+            for share in &group[whole..] {
+                self.copy_own_share(share);
+            }
         }
         self.flush_all(ep);
+    }
+
+    /// The receiver's halves of shared copies from one process, read in
+    /// one go; returns how many leading ones were read whole (and their
+    /// receives advanced).
+    fn copy_own_shares(&mut self, group: &[OwnShare]) -> usize {
+        let Some(first) = group.first() else {
+            return 0;
+        };
+        let mut places = Vec::with_capacity(group.len());
+        for share in group {
+            match self.requests.get(share.id) {
+                Some(Request {
+                    op: Operation::Recv(recv),
+                    ..
+                }) => match recv.buf.placement(0, share.len) {
+                    Some(place) => places.push((share.addr as usize, place)),
+                    None => break,
+                },
+                _ => break,
+            }
+        }
+        let mut parts: Vec<(usize, &mut [u8])> = places
+            .iter_mut()
+            .map(|(addr, place)| (*addr, place.as_mut_slice()))
+            .collect();
+        let whole =
+            crate::transport::shm::single_copy::read_remote_parts(first.pid as i32, &mut parts);
+        drop(places);
+        for share in &group[..whole] {
+            self.receive_cut(share.id, share.len);
+        }
+        whole
     }
 
     /// Starts a shared copy of a large single-copy message when both
@@ -787,7 +849,7 @@ impl Engine {
     }
 
     /// The receiver's half of a shared copy.
-    fn copy_own_share(&mut self, share: OwnShare) {
+    fn copy_own_share(&mut self, share: &OwnShare) {
         let Some(Request {
             op: Operation::Recv(recv),
             ..
@@ -833,30 +895,79 @@ impl Engine {
     }
 
     /// The sender's half of a shared copy (`ShareCopy` from the receiver):
-    /// writes bytes `[from, len)` of the message into the receiver's buffer,
-    /// or, if the kernel refuses, streams them as data pieces. The send
-    /// completes when the receiver says `Finished`.
-    fn write_share(&mut self, receiver: ProcessId, header: &FrameHeader, payload: &[u8]) {
-        let send = header.id_a as u32 as c_int;
-        let recv = header.id_b;
-        let from = header.total_len as usize;
-        let Some(Request {
-            op: Operation::Send(op),
-            ..
-        }) = self.requests.get(send)
-        else {
-            return;
-        };
+    /// bytes `[from, len)` of the message go into the receiver's buffer at
+    /// the next flush (see [`Engine::write_shares`]). The send completes
+    /// when the receiver says `Finished`.
+    fn ask_share(&mut self, receiver: ProcessId, header: &FrameHeader, payload: &[u8]) {
         if payload.len() < SINGLE_COPY_LEN {
             return;
         }
-        let pid = u32::from_le_bytes(payload[0..4].try_into().expect("4 bytes"));
-        let addr = u64::from_le_bytes(payload[8..16].try_into().expect("8 bytes"));
+        self.own_writes.push(OwnWrite {
+            receiver,
+            send: header.id_a as u32 as c_int,
+            recv: header.id_b,
+            from: header.total_len as usize,
+            pid: u32::from_le_bytes(payload[0..4].try_into().expect("4 bytes")),
+            addr: u64::from_le_bytes(payload[8..16].try_into().expect("8 bytes")),
+        });
+    }
+
+    /// The sender's halves of shared copies to one process, written in one
+    /// go; those the batch did not write whole go one by one
+    /// ([`Engine::write_share`]).
+    fn write_shares(&mut self, group: &[OwnWrite]) {
+        let Some(first) = group.first() else {
+            return;
+        };
+        let mut parts: Vec<(usize, &[u8])> = Vec::with_capacity(group.len());
+        let mut lens = Vec::with_capacity(group.len());
+        for w in group {
+            let Some(Request {
+                op: Operation::Send(op),
+                ..
+            }) = self.requests.get(w.send)
+            else {
+                break;
+            };
+            let total = op.buf.len();
+            let Some(mine) = op
+                .buf
+                .contiguous_bytes(w.from, total.saturating_sub(w.from))
+            else {
+                break;
+            };
+            parts.push((w.addr as usize + w.from, mine));
+            lens.push(mine.len());
+        }
+        let whole =
+            crate::transport::shm::single_copy::write_remote_parts(first.pid as i32, &parts);
+        drop(parts);
+        for (w, &n) in group.iter().zip(&lens).take(whole) {
+            self.share_done(w, n);
+        }
+        for w in &group[whole..] {
+            self.write_share(w);
+        }
+    }
+
+    /// One sender half on its own: written into the receiver's buffer, or,
+    /// if the kernel refuses, streamed as data pieces.
+    fn write_share(&mut self, w: &OwnWrite) {
+        let Some(Request {
+            op: Operation::Send(op),
+            ..
+        }) = self.requests.get(w.send)
+        else {
+            return;
+        };
         let total = op.buf.len();
-        let written = match op.buf.contiguous_bytes(from, total.saturating_sub(from)) {
+        let written = match op
+            .buf
+            .contiguous_bytes(w.from, total.saturating_sub(w.from))
+        {
             Some(mine) => crate::transport::shm::single_copy::write_remote(
-                pid as i32,
-                addr as usize + from,
+                w.pid as i32,
+                w.addr as usize + w.from,
                 mine,
             )
             .ok()
@@ -864,26 +975,33 @@ impl Engine {
             None => None,
         };
         match written {
-            Some(n) => {
-                let mut done = FrameHeader::control(FrameKind::ShareDone, 0, recv);
-                done.total_len = n as u64;
-                let mut frame = vec![0u8; HEADER_LEN];
-                done.encode(&mut frame);
-                self.queue(receiver, control(frame));
-            }
+            Some(n) => self.share_done(w, n),
             None => {
-                log::debug!("shared copy to process {pid} refused; streaming the rest");
+                log::debug!(
+                    "shared copy to process {} refused; streaming the rest",
+                    w.pid
+                );
                 self.queue(
-                    receiver,
+                    w.receiver,
                     Outgoing::Stream {
-                        send,
-                        recv,
-                        offset: from,
+                        send: w.send,
+                        recv: w.recv,
+                        offset: w.from,
                         completes: false,
                     },
                 );
             }
         }
+    }
+
+    /// Tells the receiver that the sender's `n` bytes of a shared copy are
+    /// in its buffer.
+    fn share_done(&mut self, w: &OwnWrite, n: usize) {
+        let mut done = FrameHeader::control(FrameKind::ShareDone, 0, w.recv);
+        done.total_len = n as u64;
+        let mut frame = vec![0u8; HEADER_LEN];
+        done.encode(&mut frame);
+        self.queue(w.receiver, control(frame));
     }
 
     /// Copies the sender's data directly: a memcpy within this process,
@@ -1098,7 +1216,7 @@ impl Engine {
                     payload,
                 );
             }
-            FrameKind::ShareCopy => self.write_share(from, &header, payload),
+            FrameKind::ShareCopy => self.ask_share(from, &header, payload),
             FrameKind::ShareDone => {
                 self.receive_cut(header.id_b as u32 as c_int, header.total_len as usize)
             }
