@@ -29,8 +29,9 @@
 //! never writes a cell (a store to a line the producer holds would stall
 //! its next locked instruction for a cross-core round trip). The consumer
 //! hands cells back by storing `head` with Release; the producer loads
-//! `head` with Acquire before reusing a cell, and reads it only when its
-//! cached copy says the ring is full.
+//! `head` with Acquire before reusing a cell: when its cached copy says the
+//! ring is full, and ahead of that, right after a push that leaves the
+//! ring half full by that copy (off the path of the next message).
 //!
 //! [`Segment`]: super::segment::Segment
 
@@ -315,6 +316,14 @@ impl Producer {
         let stamp = (u64::from(kind) << 32) | self.shared.lap_bit(self.tail) | len as u64;
         Shared::stamp(cell).store(stamp, Ordering::Release);
         self.tail += 1;
+        // Half full by our copy of the head: read the consumer's now, after
+        // the message is out, rather than when the ring looks full, where
+        // the read (a cache miss) would hold up the next message. Once per
+        // half lap at most, so a streaming producer does not pull the
+        // head's line over at every message.
+        if self.tail - self.head_cache == n_cells / 2 {
+            self.head_cache = self.shared.head().load(Ordering::Acquire);
+        }
         true
     }
 
