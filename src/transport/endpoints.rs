@@ -420,10 +420,10 @@ impl Endpoints {
 
     /// Polls every transport; returns the number of frames delivered.
     #[inline]
-    pub fn poll(&mut self, sink: &mut dyn Sink) -> usize {
+    pub fn poll<S: Sink>(&mut self, sink: &mut S) -> usize {
         let mut n = 0;
         if let Some(shm) = &mut self.shm {
-            n += shm.poll(sink);
+            n += shm.poll_into(sink);
         }
         if !self.loopback.is_empty() {
             n += self.loopback.poll(sink);

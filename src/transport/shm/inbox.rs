@@ -138,6 +138,28 @@ impl ShmTransport {
         self.consumers.iter_mut().for_each(Consumer::publish);
     }
 
+    /// [`Transport::poll`] for a sink known at compile time (the engine's
+    /// progress: its frame handling is compiled into the ring loop, no
+    /// call through a `dyn`).
+    #[inline(always)]
+    pub fn poll_into<S: Sink + ?Sized>(&mut self, sink: &mut S) -> usize {
+        let mut n = 0;
+        for consumer in &mut self.consumers {
+            // The cells the previous poll took go back to their producer
+            // now (see `Consumer::publish`).
+            consumer.publish();
+            consumer.drain(|cell| {
+                if cell.kind & BUNDLE == 0 {
+                    sink.deliver(cell.kind, cell.payload);
+                    n += 1;
+                } else {
+                    n += deliver_bundle(sink, cell.kind & !BUNDLE, cell.payload);
+                }
+            });
+        }
+        n
+    }
+
     /// Whether a frame waits in any ring (for the doorbell's re-check).
     #[inline]
     pub fn has_pending(&mut self) -> bool {
@@ -267,29 +289,14 @@ impl Transport for ShmTransport {
         fits
     }
 
-    #[inline]
     fn poll(&mut self, sink: &mut dyn Sink) -> usize {
-        let mut n = 0;
-        for consumer in &mut self.consumers {
-            // The cells the previous poll took go back to their producer
-            // now (see `Consumer::publish`).
-            consumer.publish();
-            consumer.drain(|cell| {
-                if cell.kind & BUNDLE == 0 {
-                    sink.deliver(cell.kind, cell.payload);
-                    n += 1;
-                } else {
-                    n += deliver_bundle(sink, cell.kind & !BUNDLE, cell.payload);
-                }
-            });
-        }
-        n
+        self.poll_into(sink)
     }
 }
 
 /// Delivers the frames of a bundle cell from process `from`; their number.
 #[cold]
-fn deliver_bundle(sink: &mut dyn Sink, from: ProcessId, mut rest: &[u8]) -> usize {
+fn deliver_bundle<S: Sink + ?Sized>(sink: &mut S, from: ProcessId, mut rest: &[u8]) -> usize {
     let mut n = 0;
     while rest.len() >= RECORD_HEADER {
         let len = u32::from_le_bytes(rest[..RECORD_HEADER].try_into().expect("4 bytes")) as usize;
