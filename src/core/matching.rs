@@ -71,6 +71,12 @@ impl<R: PartialEq + Copy, M> Matcher<R, M> {
         }
     }
 
+    /// Whether any receive is posted.
+    #[inline]
+    pub fn has_posted(&self) -> bool {
+        !self.posted.is_empty()
+    }
+
     /// The oldest posted receive that accepts `env`, removed from the queue.
     #[inline(always)]
     pub fn match_posted(&mut self, env: &Envelope) -> Option<R> {

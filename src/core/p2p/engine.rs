@@ -1125,10 +1125,34 @@ impl Engine {
         self.settle(id);
     }
 
+    /// One frame from `from`. The case a blocking receive waits for, an
+    /// eager message that no posted receive comes before and that the
+    /// receive lane takes, is handled here, compiled into the transport's
+    /// poll loop; any other frame goes to [`Engine::on_any_frame`].
+    #[inline(always)]
+    fn on_frame(&mut self, from: ProcessId, frame: &[u8]) {
+        if self.lane.is_some() && !self.matcher.has_posted() {
+            if let Some(header) = FrameHeader::decode(frame) {
+                if header.kind == FrameKind::Eager && header.flags & FLAG_SYNC == 0 {
+                    let env = Envelope {
+                        context_id: header.context_id,
+                        source: header.source,
+                        tag: header.tag,
+                    };
+                    if self.offer_to_lane(from, &env, None, &frame[HEADER_LEN..]) {
+                        return;
+                    }
+                }
+            }
+        }
+        self.on_any_frame(from, frame);
+    }
+
     /// One frame from `from`.
     /// Handles it in place (an eager message is copied straight from the
     /// transport's cell into the receive buffer); replies are queued.
-    fn on_frame(&mut self, from: ProcessId, frame: &[u8]) {
+    #[inline(never)]
+    fn on_any_frame(&mut self, from: ProcessId, frame: &[u8]) {
         let Some(header) = FrameHeader::decode(frame) else {
             log::error!(
                 "malformed frame from process {from} dropped ({} bytes)",
@@ -1448,6 +1472,7 @@ impl Taken {
 /// Arriving frames: handled in place; a data piece for a receive into one
 /// block of memory is placed there directly by a stream transport.
 impl Sink for Engine {
+    #[inline(always)]
     fn deliver(&mut self, from: ProcessId, frame: &[u8]) {
         self.on_frame(from, frame);
     }
