@@ -241,14 +241,20 @@ impl Engine {
             id_a: 0,
             id_b: 0,
         };
+        let frame_len = HEADER_LEN + len;
+        // Two closures of their own types (not one used twice), so that
+        // the shared-memory one is compiled into the ring push.
+        let shm_fill = |frame: &mut [u8]| {
+            header.encode(frame);
+            body(&mut frame[HEADER_LEN..HEADER_LEN + len]);
+        };
+        if let Some(sent) = ep.try_send_shm(dest, frame_len, shm_fill) {
+            return sent;
+        }
         let mut fill = |frame: &mut [u8]| {
             header.encode(frame);
             body(&mut frame[HEADER_LEN..HEADER_LEN + len]);
         };
-        let frame_len = HEADER_LEN + len;
-        if let Some(sent) = ep.try_send_shm(dest, frame_len, &mut fill) {
-            return sent;
-        }
         frame_len <= ep.max_frame(dest)
             && ep.try_send(dest, frame_len, &mut fill) == SendOutcome::Sent
     }
