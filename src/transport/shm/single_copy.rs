@@ -113,69 +113,65 @@ const MAX_PARTS: usize = 1024;
 /// copies the others one by one with [`read_remote`], which also reports
 /// why they fail.
 pub fn read_remote_parts(pid: libc::pid_t, parts: &mut [(usize, &mut [u8])]) -> usize {
-    let mut whole = 0;
-    for batch in parts.chunks_mut(MAX_PARTS) {
-        let local: Vec<libc::iovec> = batch
-            .iter_mut()
-            .map(|(_, l)| libc::iovec {
-                iov_base: l.as_mut_ptr().cast(),
-                iov_len: l.len(),
-            })
-            .collect();
-        let remote: Vec<libc::iovec> = batch
-            .iter()
-            .map(|(addr, l)| libc::iovec {
-                iov_base: *addr as *mut libc::c_void,
-                iov_len: l.len(),
-            })
-            .collect();
-        // SAFETY: each local iovec describes one of the `&mut` slices, all
-        // writable for their length and borrowed for the call; the remote
-        // ones are only read by the kernel, which checks them against the
-        // remote process's mappings.
-        let n = unsafe {
-            libc::process_vm_readv(
-                pid,
-                local.as_ptr(),
-                local.len() as libc::c_ulong,
-                remote.as_ptr(),
-                remote.len() as libc::c_ulong,
-                0,
-            )
-        };
-        let done = whole_parts(n, batch.iter().map(|(_, l)| l.len()));
-        whole += done;
-        if done < batch.len() {
-            break;
-        }
-    }
-    whole
+    let parts: Vec<Part> = parts
+        .iter_mut()
+        .map(|(remote, local)| (local.as_mut_ptr(), local.len(), *remote))
+        .collect();
+    // SAFETY: each local range is one of the `&mut` slices, writable and
+    // borrowed for the call.
+    unsafe { transfer_parts(pid, &parts, libc::process_vm_readv) }
 }
 
 /// As [`read_remote_parts`], writing each `local` to `remote_addr` of
 /// process `pid` with `process_vm_writev`.
 pub fn write_remote_parts(pid: libc::pid_t, parts: &[(usize, &[u8])]) -> usize {
+    let parts: Vec<Part> = parts
+        .iter()
+        .map(|(remote, local)| (local.as_ptr().cast_mut(), local.len(), *remote))
+        .collect();
+    // SAFETY: each local range is one of the borrowed slices, which
+    // `process_vm_writev` only reads.
+    unsafe { transfer_parts(pid, &parts, libc::process_vm_writev) }
+}
+
+/// A part of a batched transfer: local address and length, remote address.
+type Part = (*mut u8, usize, usize);
+
+/// `process_vm_readv` or `process_vm_writev`.
+type VmCall = unsafe extern "C" fn(
+    libc::pid_t,
+    *const libc::iovec,
+    libc::c_ulong,
+    *const libc::iovec,
+    libc::c_ulong,
+    libc::c_ulong,
+) -> libc::ssize_t;
+
+/// Moves `parts` with `call`, [`MAX_PARTS`] per call; returns how many
+/// leading parts moved whole.
+///
+/// # Safety
+/// Each local range must stay valid, for writes when `call` reads from
+/// the remote process, while this runs.
+unsafe fn transfer_parts(pid: libc::pid_t, parts: &[Part], call: VmCall) -> usize {
     let mut whole = 0;
     for batch in parts.chunks(MAX_PARTS) {
-        let local: Vec<libc::iovec> = batch
-            .iter()
-            .map(|(_, l)| libc::iovec {
-                iov_base: l.as_ptr() as *mut libc::c_void,
-                iov_len: l.len(),
-            })
-            .collect();
-        let remote: Vec<libc::iovec> = batch
-            .iter()
-            .map(|(addr, l)| libc::iovec {
-                iov_base: *addr as *mut libc::c_void,
-                iov_len: l.len(),
-            })
-            .collect();
-        // SAFETY: the local iovecs describe the borrowed slices, only read
-        // by the kernel; the remote ones are checked by the kernel against
-        // the remote process's mappings (EFAULT if not mapped writable).
+        let iovecs = |addr: &dyn Fn(&Part) -> *mut u8| -> Vec<libc::iovec> {
+            batch
+                .iter()
+                .map(|p| libc::iovec {
+                    iov_base: addr(p).cast(),
+                    iov_len: p.1,
+                })
+                .collect()
+        };
+        let local = iovecs(&|p| p.0);
+        let remote = iovecs(&|p| p.2 as *mut u8);
+        // SAFETY: the local iovecs follow the caller's contract; the remote
+        // ones are checked by the kernel against the remote process's
+        // mappings (EFAULT where not mapped as needed).
         let n = unsafe {
-            libc::process_vm_writev(
+            call(
                 pid,
                 local.as_ptr(),
                 local.len() as libc::c_ulong,
@@ -184,7 +180,7 @@ pub fn write_remote_parts(pid: libc::pid_t, parts: &[(usize, &[u8])]) -> usize {
                 0,
             )
         };
-        let done = whole_parts(n, batch.iter().map(|(_, l)| l.len()));
+        let done = whole_parts(n, batch.iter().map(|p| p.1));
         whole += done;
         if done < batch.len() {
             break;
