@@ -19,7 +19,7 @@ use crate::core::p2p::engine::SendArgs;
 use crate::core::p2p::receive_lane::{LaneOutcome, LaneStart};
 use crate::core::p2p::request::proc_null_status;
 use crate::core::p2p::user_buffer::{copy_message, UserBuffer};
-use crate::core::progress::block_on;
+use crate::core::progress::{block_on, block_on_locked};
 use crate::core::runtime::{self, Runtime};
 use crate::transport::ProcessId;
 
@@ -517,22 +517,14 @@ pub unsafe fn recv(
         LaneStart::General(buf) => Some(buf),
         LaneStart::Armed => None,
     };
-    // A first look while the lock is held: the message may be there.
-    let first = match buf {
-        Some(_) => None,
-        None => {
-            rt.progress();
-            rt.p2p.lane_outcome()
-        }
-    };
-    drop(rt);
     let buf = match buf {
-        Some(buf) => buf,
+        Some(buf) => {
+            drop(rt);
+            buf
+        }
         None => {
-            let outcome = match first {
-                Some(outcome) => Ok(outcome),
-                None => block_on(|rt| Ok(rt.p2p.lane_outcome())),
-            };
+            // The wait starts under this lock: the message may be there.
+            let outcome = block_on_locked(rt, |rt| Ok(rt.p2p.lane_outcome()));
             match outcome {
                 Ok(LaneOutcome::Received(st)) => return unsafe { finish_receive(status_out, &st) },
                 Ok(LaneOutcome::General(buf)) => buf,

@@ -109,13 +109,23 @@ const POLLS_PER_LOCK: u32 = 16;
 /// message from a peer on this node is then seen within a few nanoseconds
 /// of its arrival, with no lock traffic in between; other threads wait
 /// for the lock at most [`POLLS_PER_LOCK`] polls and watches.
-pub fn block_on<T>(mut poll: impl FnMut(&mut Runtime) -> MpiResult<Option<T>>) -> MpiResult<T> {
+pub fn block_on<T>(poll: impl FnMut(&mut Runtime) -> MpiResult<Option<T>>) -> MpiResult<T> {
+    block_on_locked(runtime::lock(), poll)
+}
+
+/// [`block_on`], starting with the lock the caller holds (the first poll
+/// then follows what the caller did under it without a release).
+pub fn block_on_locked<T>(
+    guard: runtime::RuntimeGuard,
+    mut poll: impl FnMut(&mut Runtime) -> MpiResult<Option<T>>,
+) -> MpiResult<T> {
     let spins = SPINS.load(Ordering::Relaxed);
     let watch = has_own_core();
     let mut tries: u32 = 0;
+    let mut first = Some(guard);
     loop {
         {
-            let mut rt = runtime::lock();
+            let mut rt = first.take().unwrap_or_else(runtime::lock);
             for held in 1.. {
                 rt.progress();
                 if let Some(value) = poll(&mut rt)? {
