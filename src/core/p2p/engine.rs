@@ -928,18 +928,7 @@ impl Engine {
         let mut parts: Vec<(usize, &[u8])> = Vec::with_capacity(group.len());
         let mut lens = Vec::with_capacity(group.len());
         for w in group {
-            let Some(Request {
-                op: Operation::Send(op),
-                ..
-            }) = self.requests.get(w.send)
-            else {
-                break;
-            };
-            let total = op.buf.len();
-            let Some(mine) = op
-                .buf
-                .contiguous_bytes(w.from, total.saturating_sub(w.from))
-            else {
+            let Some(mine) = self.share_bytes(w) else {
                 break;
             };
             parts.push((w.addr as usize + w.from, mine));
@@ -959,18 +948,16 @@ impl Engine {
     /// One sender half on its own: written into the receiver's buffer, or,
     /// if the kernel refuses, streamed as data pieces.
     fn write_share(&mut self, w: &OwnWrite) {
-        let Some(Request {
-            op: Operation::Send(op),
-            ..
-        }) = self.requests.get(w.send)
-        else {
+        if !matches!(
+            self.requests.get(w.send),
+            Some(Request {
+                op: Operation::Send(_),
+                ..
+            })
+        ) {
             return;
-        };
-        let total = op.buf.len();
-        let written = match op
-            .buf
-            .contiguous_bytes(w.from, total.saturating_sub(w.from))
-        {
+        }
+        let written = match self.share_bytes(w) {
             Some(mine) => crate::transport::shm::single_copy::write_remote(
                 w.pid as i32,
                 w.addr as usize + w.from,
@@ -998,6 +985,21 @@ impl Engine {
                 );
             }
         }
+    }
+
+    /// The sender's half of a shared copy as it lies in the send buffer,
+    /// when the send is still there and its buffer is one block.
+    fn share_bytes(&self, w: &OwnWrite) -> Option<&[u8]> {
+        let Some(Request {
+            op: Operation::Send(op),
+            ..
+        }) = self.requests.get(w.send)
+        else {
+            return None;
+        };
+        let total = op.buf.len();
+        op.buf
+            .contiguous_bytes(w.from, total.saturating_sub(w.from))
     }
 
     /// Tells the receiver that the sender's `n` bytes of a shared copy are
