@@ -532,6 +532,12 @@ mod tests {
         len
     }
 
+    /// Pushes message `seq` (kind and payload from `payload_of`).
+    fn push(producer: &mut Producer, seq: u64) -> bool {
+        let capacity = producer.layout().payload_capacity();
+        producer.try_push(seq as u32, |p| payload_of(seq, capacity, p))
+    }
+
     fn check_payload(seq: u64, capacity: usize, cell: CellRef<'_>) {
         let mut expected = vec![0; capacity];
         let len = payload_of(seq, capacity, &mut expected);
@@ -586,7 +592,7 @@ mod tests {
             let batch = 1 + round % 4;
             for _ in 0..batch {
                 let seq = next_push;
-                assert!(producer.try_push(seq as u32, |p| payload_of(seq, capacity, p)));
+                assert!(push(&mut producer, seq));
                 next_push += 1;
             }
             for _ in 0..batch {
@@ -605,7 +611,7 @@ mod tests {
         let (_region, mut producer, mut consumer) = ring(4, 64);
         let capacity = producer.layout().payload_capacity();
         for seq in 0..4u64 {
-            assert!(producer.try_push(seq as u32, |p| payload_of(seq, capacity, p)));
+            assert!(push(&mut producer, seq));
         }
         let mut seen = Vec::new();
         consumer.drain(|cell| seen.push(cell.kind));
@@ -613,12 +619,12 @@ mod tests {
         assert!(consumer.peek().is_none());
         // Taken, but not handed back yet: the ring still looks full.
         assert_eq!(producer.free_cells(), 0);
-        assert!(!producer.try_push(4, |p| payload_of(4, capacity, p)));
+        assert!(!push(&mut producer, 4));
         consumer.publish();
         assert_eq!(producer.free_cells(), 4);
         // The next lap carries on where the drain left off.
         for seq in 4..8u64 {
-            assert!(producer.try_push(seq as u32, |p| payload_of(seq, capacity, p)));
+            assert!(push(&mut producer, seq));
         }
         for seq in 4..8u64 {
             check_payload(seq, capacity, consumer.peek().expect("pushed"));
@@ -633,7 +639,7 @@ mod tests {
         // Over a lap, so that stale stamps of the previous lap are there;
         // messages 4 and 5 stay in the ring.
         for seq in 0..6u64 {
-            assert!(first.try_push(seq as u32, |p| payload_of(seq, capacity, p)));
+            assert!(push(&mut first, seq));
             if seq < 4 {
                 assert!(consumer.pop());
             }
@@ -643,7 +649,7 @@ mod tests {
         // dropped last).
         let mut second = unsafe { Producer::attach(region.ptr, consumer.layout()) }.unwrap();
         for seq in 6..8u64 {
-            assert!(second.try_push(seq as u32, |p| payload_of(seq, capacity, p)));
+            assert!(push(&mut second, seq));
         }
         assert!(!second.try_push(99, |_| 0), "four messages fill the ring");
         for seq in 4..8u64 {
@@ -780,7 +786,7 @@ mod tests {
                 return 1;
             };
             for seq in 0..COUNT {
-                while !producer.try_push(seq as u32, |p| payload_of(seq, capacity, p)) {
+                while !push(&mut producer, seq) {
                     // SAFETY: sched_yield is async-signal-safe.
                     unsafe { libc::sched_yield() };
                 }
