@@ -36,6 +36,13 @@ static inline int mt_class(int rc) {
               #call, cls_, #expected, (expected));                           \
     } while (0)
 
+/* The partner of `rank` when ranks pair up (0<->1, 2<->3...);
+ * MPI_PROC_NULL for the last rank of an odd-sized job. */
+static inline int mt_pair_peer(int rank, int size) {
+    int peer = rank ^ 1;
+    return peer < size ? peer : MPI_PROC_NULL;
+}
+
 /* Prints "No Errors" when `errors` (already summed over the job, or this
  * process's count for single-process checks) is zero. */
 static inline void mt_report(int rank, int errors) {

@@ -8,8 +8,7 @@ int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    int peer = rank ^ 1;
-    if (peer >= size) peer = MPI_PROC_NULL;
+    int peer = mt_pair_peer(rank, size);
     size_t max = 64u << 20;
     unsigned char *out = malloc(max), *in = malloc(max);
     size_t lens[] = {0, 1, 1000, 16000, 16384, 20000, 65536, 100000, 1u << 20, 5000001, 16u << 20, 64u << 20};

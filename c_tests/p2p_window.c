@@ -18,8 +18,7 @@ int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    int peer = rank ^ 1;
-    if (peer >= size) peer = MPI_PROC_NULL;
+    int peer = mt_pair_peer(rank, size);
     size_t lens[] = {65536, 100000, 1u << 20};
     for (int round = 0; round < 3; round++) {
         size_t len = lens[round];
