@@ -14,9 +14,13 @@ use super::segment::{Segment, SegmentError};
 use crate::transport::{ProcessId, Sink, Transport};
 use thiserror::Error;
 
-/// Ring geometry: 16 cells of 16 KiB per sender.
+/// Ring geometry: 16 cells of 16 KiB and one cache line per sender. The
+/// extra line staggers the cells' first lines (where a small message and
+/// every stamp live) across the cache's sets: with a stride of exactly
+/// 16 KiB they would all fall into one set of the L1 cache (4 KiB per way),
+/// and a ping-pong cycling through 2 x 16 of them would miss it each time.
 const CELLS: usize = 16;
-const CELL_SIZE: usize = 16 * 1024;
+const CELL_SIZE: usize = 16 * 1024 + ring::CACHE_LINE;
 /// Header line, then the doorbell line, then the rings.
 const RINGS_OFFSET: usize = 64 + DOORBELL_BYTES;
 

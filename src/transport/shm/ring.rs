@@ -5,7 +5,7 @@
 //! of [`RingLayout::bytes`] bytes (usually part of a [`Segment`]). Layout:
 //!
 //! ```text
-//! offset 8    layout tag: AtomicU64 (magic + log2 sizes; written by init)
+//! offset 8    layout tag: AtomicU64 (magic + sizes; written by init)
 //! offset 64   head: AtomicU64 (cells popped so far; written by the consumer)
 //! offset 128  n_cells cells of cell_size bytes, each:
 //!             stamp: AtomicU64 | payload (cell_size - 8 bytes)
@@ -61,6 +61,9 @@ const HEAD_OFFSET: usize = CACHE_LINE;
 
 /// High half of the layout tag: "OXRG".
 const TAG_MAGIC: u64 = 0x4f58_5247;
+/// The most cache lines a cell may have (the layout tag holds the count in
+/// 24 bits).
+const CELL_LINES_MAX: usize = (1 << 24) - 1;
 
 /// Why a ring cannot be laid out or attached.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -83,8 +86,8 @@ pub enum RingError {
     LayoutMismatch { expected: u64, found: u64 },
 }
 
-/// The shape of a ring: `n_cells` cells of `cell_size` bytes, both powers of
-/// two, `cell_size` at least 64 (so cells are whole cache lines).
+/// The shape of a ring: `n_cells` cells (a power of two) of `cell_size`
+/// bytes (whole cache lines, so each cell starts a line).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RingLayout {
     n_cells: usize,
@@ -102,8 +105,11 @@ impl RingLayout {
         if !n_cells.is_power_of_two() {
             return Err(bad("n_cells must be a power of two"));
         }
-        if !cell_size.is_power_of_two() || cell_size < CACHE_LINE {
-            return Err(bad("cell_size must be a power of two of at least 64"));
+        if cell_size == 0 || cell_size % CACHE_LINE != 0 || cell_size / CACHE_LINE > CELL_LINES_MAX
+        {
+            return Err(bad(
+                "cell_size must be a whole number of cache lines (at most 2^24)",
+            ));
         }
         if cell_size - CELL_HEADER_BYTES > LEN_MASK as usize {
             return Err(bad("cell payload must fit a 31-bit length"));
@@ -139,8 +145,8 @@ impl RingLayout {
     /// The value `init` stores so that `attach` can check both sides agree.
     fn tag(&self) -> u64 {
         (TAG_MAGIC << 32)
-            | (u64::from(self.n_cells.trailing_zeros()) << 8)
-            | u64::from(self.cell_size.trailing_zeros())
+            | (u64::from(self.n_cells.trailing_zeros()) << 24)
+            | (self.cell_size / CACHE_LINE) as u64
     }
 }
 
@@ -553,6 +559,11 @@ mod tests {
         assert!(RingLayout::new(6, 128).is_err());
         assert!(RingLayout::new(8, 32).is_err());
         assert!(RingLayout::new(8, 96).is_err());
+        assert!(RingLayout::new(8, 0).is_err());
+        // Any whole number of lines (the inbox staggers its cells so).
+        let odd = RingLayout::new(8, 3 * 64).unwrap();
+        assert_eq!(odd.bytes(), 128 + 8 * 192);
+        assert_eq!(odd.payload_capacity(), 184);
         assert!(RingLayout::new(0, 64).is_err());
         assert!(RingLayout::new(1 << 62, 1 << 10).is_err());
     }
@@ -572,12 +583,34 @@ mod tests {
                 Err(RingError::Misaligned(_))
             ));
             init(region.ptr, layout).unwrap();
-            let other = RingLayout::new(8, 64).unwrap();
-            assert!(matches!(
-                Producer::attach(region.ptr, other),
-                Err(RingError::LayoutMismatch { .. })
-            ));
+            for (cells, size) in [(8, 64), (2, 128), (4, 128), (4, 192)] {
+                let other = RingLayout::new(cells, size).unwrap();
+                assert!(
+                    matches!(
+                        Producer::attach(region.ptr, other),
+                        Err(RingError::LayoutMismatch { .. })
+                    ),
+                    "{cells} cells of {size} bytes attached to 4 of 64"
+                );
+            }
         }
+    }
+
+    #[test]
+    fn cells_of_an_odd_number_of_lines_carry_messages_over_many_laps() {
+        let (_region, mut producer, mut consumer) = ring(4, 3 * 64);
+        let capacity = producer.layout().payload_capacity();
+        for seq in 0..40u64 {
+            assert!(push(&mut producer, seq));
+            if seq % 3 == 2 {
+                for back in (0..3).rev() {
+                    check_payload(seq - back, capacity, consumer.peek().expect("pushed"));
+                    assert!(consumer.pop());
+                }
+            }
+        }
+        check_payload(39, capacity, consumer.peek().expect("pushed"));
+        assert!(consumer.pop() && consumer.peek().is_none());
     }
 
     #[test]
