@@ -34,6 +34,14 @@ pub trait Sink {
     /// Every byte of a placed frame (`body_len` after its head) has been
     /// written to its placement.
     fn placed(&mut self, _from: ProcessId, _head: &[u8], _body_len: usize) {}
+
+    /// Whether the sink has what a waiting call waits for: a transport may
+    /// then stop handing it frames in this poll (the rest wait for the
+    /// next), so that the call returns without first looking for more.
+    #[inline]
+    fn satisfied(&self) -> bool {
+        false
+    }
 }
 
 /// Any closure taking whole frames is a sink that places nothing.

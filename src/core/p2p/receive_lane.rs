@@ -127,6 +127,18 @@ impl Engine {
         })
     }
 
+    /// Whether the lane holds a received message (its outcome is ready).
+    #[inline(always)]
+    pub(super) fn lane_received(&self) -> bool {
+        matches!(
+            self.lane,
+            Some(Lane {
+                state: LaneState::Received(_),
+                ..
+            })
+        )
+    }
+
     /// Gives up a waiting lane (its call failed); a message it received is
     /// lost with it, as with a failed wait.
     pub fn disarm_lane(&mut self) {

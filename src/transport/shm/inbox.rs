@@ -148,10 +148,14 @@ impl ShmTransport {
     #[inline(always)]
     pub fn poll_into<S: Sink + ?Sized>(&mut self, sink: &mut S) -> usize {
         let mut n = 0;
+        // Once a frame satisfies the sink (see `Sink::satisfied`), the poll
+        // ends; a sink satisfied before it began is not held to one frame.
+        let stop_when_satisfied = !sink.satisfied();
         for consumer in &mut self.consumers {
             // The cells the previous poll took go back to their producer
             // now (see `Consumer::publish`).
             consumer.publish();
+            let mut done = false;
             consumer.drain(|cell| {
                 if cell.kind & BUNDLE == 0 {
                     sink.deliver(cell.kind, cell.payload);
@@ -159,7 +163,12 @@ impl ShmTransport {
                 } else {
                     n += deliver_bundle(sink, cell.kind & !BUNDLE, cell.payload);
                 }
+                done = stop_when_satisfied && sink.satisfied();
+                !done
             });
+            if done {
+                break;
+            }
         }
         n
     }
@@ -370,5 +379,43 @@ mod tests {
         let mut after = Vec::new();
         zero.poll(&mut |_, f: &[u8]| after.push(f.to_vec()));
         assert_eq!(after, vec![big]);
+    }
+
+    /// A sink that is satisfied once it has seen a frame starting with `b'!'`.
+    #[derive(Default)]
+    struct Waiter {
+        got: Vec<Vec<u8>>,
+        satisfied: bool,
+    }
+
+    impl Sink for Waiter {
+        fn deliver(&mut self, _from: ProcessId, frame: &[u8]) {
+            self.satisfied |= frame.first() == Some(&b'!');
+            self.got.push(frame.to_vec());
+        }
+
+        fn satisfied(&self) -> bool {
+            self.satisfied
+        }
+    }
+
+    #[test]
+    fn a_poll_ends_at_the_frame_that_satisfies_the_sink() {
+        let (a, b, c) = (name("sat-a"), name("sat-b"), name("sat-c"));
+        let mut zero = ShmTransport::create(&a, 0, 0, 3).unwrap();
+        let mut one = ShmTransport::create(&b, 1, 1, 3).unwrap();
+        let mut two = ShmTransport::create(&c, 2, 2, 3).unwrap();
+        one.connect(0, &a).unwrap();
+        two.connect(0, &a).unwrap();
+        for frame in [&b"a"[..], b"!b", b"c"] {
+            assert!(one.push_to(0, frame.len(), |cell| cell.copy_from_slice(frame)));
+        }
+        assert!(two.push_to(0, 1, |cell| cell.copy_from_slice(b"d")));
+        let mut waiter = Waiter::default();
+        assert_eq!(zero.poll_into(&mut waiter), 2);
+        assert_eq!(waiter.got, [&b"a"[..], b"!b"]);
+        // Already satisfied: the next poll takes everything, every ring.
+        assert_eq!(zero.poll_into(&mut waiter), 2);
+        assert_eq!(waiter.got, [&b"a"[..], b"!b", b"c", b"d"]);
     }
 }

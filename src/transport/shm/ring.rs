@@ -449,12 +449,17 @@ impl Consumer {
     }
 
     /// Hands each waiting message to `f` in order, taking its cell off the
-    /// ring after it returns (see [`Consumer::publish`]).
+    /// ring after it returns (see [`Consumer::publish`]), until the ring is
+    /// empty or `f` returns false (the messages after it stay for the next
+    /// drain, unlooked at).
     #[inline]
-    pub fn drain(&mut self, mut f: impl FnMut(CellRef<'_>)) {
+    pub fn drain(&mut self, mut f: impl FnMut(CellRef<'_>) -> bool) {
         while let Some(cell) = self.peek() {
-            f(cell);
+            let more = f(cell);
             self.release();
+            if !more {
+                return;
+            }
         }
     }
 
@@ -647,7 +652,19 @@ mod tests {
             assert!(push(&mut producer, seq));
         }
         let mut seen = Vec::new();
-        consumer.drain(|cell| seen.push(cell.kind));
+        consumer.drain(|cell| {
+            seen.push(cell.kind);
+            cell.kind != 1
+        });
+        assert_eq!(
+            seen,
+            [0, 1],
+            "the drain stops after the message it is told to"
+        );
+        consumer.drain(|cell| {
+            seen.push(cell.kind);
+            true
+        });
         assert_eq!(seen, [0, 1, 2, 3]);
         assert!(consumer.peek().is_none());
         // Taken, but not handed back yet: the ring still looks full.
