@@ -148,9 +148,10 @@ pub fn block_on_locked<T>(
             continue;
         }
         // While spinning, poll again at once: a poll is long enough not to
-        // hammer the lock, and a PAUSE (tens of cycles on current x86)
-        // would only delay seeing the message (measured: the median 8-byte
-        // latency dropped by about 7% without it).
+        // hammer the lock, and the ring watch already pauses between its
+        // looks (a PAUSE here, before the ring watch existed, delayed
+        // seeing the message: the median 8-byte latency dropped by about
+        // 7% without it).
         if tries >= spins.saturating_add(YIELDS) {
             if let Some(value) = sleep_until_rung(&mut poll)? {
                 return Ok(value);
