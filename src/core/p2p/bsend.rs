@@ -233,9 +233,7 @@ mod tests {
             &data[..],
             "the message was packed into the buffer"
         );
-        // An eager send has copied its data: the space is free again.
-        assert!(!e.buffered_sends_pending());
-        e.bsend(&mut ep, send_args(&data, UNREACHABLE, 1)).unwrap();
+        // An eager send handed to the transport: the space is free again.
         assert!(!e.buffered_sends_pending());
         let mut got = [0u8; 100];
         let r = e.irecv(&mut ep, recv_buf(&mut got), pattern(Some(1)));
@@ -247,6 +245,11 @@ mod tests {
             Some((space.as_ptr() as usize, space.len()))
         );
         assert_eq!(e.detach_buffer(), None);
+        // A message whose frame waits in the outbox keeps its space.
+        e.attach_buffer(space.as_mut_ptr() as usize, space.len())
+            .unwrap();
+        e.bsend(&mut ep, send_args(&data, UNREACHABLE, 1)).unwrap();
+        assert!(e.buffered_sends_pending());
     }
 
     #[test]

@@ -367,8 +367,14 @@ impl Engine {
                 r.queued_frame = true;
             }
         }
-        // The data is out of the user's buffer: a standard send is done.
-        if header.flags & FLAG_SYNC == 0 {
+        // A standard send is done once its frame is in the transport (a
+        // ring cell or the kernel's socket buffer): from there it reaches
+        // the peer without this process calling MPI again, as with MPICH,
+        // so a program may block outside MPI after `MPI_Send` (or the wait
+        // of an `MPI_Isend`) until the peer reacts. A frame that had to be
+        // queued completes its send when it leaves the outbox (see
+        // `frame_left`).
+        if sent && header.flags & FLAG_SYNC == 0 {
             self.complete_send(id);
         }
     }
@@ -408,12 +414,28 @@ impl Engine {
         self.enqueue(ep, dest, Outgoing::Frame { bytes, owner });
     }
 
-    /// A frame of `owner` left the outbox (sent or dropped).
-    fn frame_left(&mut self, owner: MPI_Request) {
-        if owner != MPI_REQUEST_NULL {
-            if let Some(r) = self.requests.get_mut(owner) {
-                r.queued_frame = false;
-            }
+    /// A frame of `owner` left the outbox: handed to the transport
+    /// (`sent`), or dropped. An eager standard send completes when its
+    /// frame is handed over (see `send_eager`).
+    fn frame_left(&mut self, owner: MPI_Request, sent: bool) {
+        if owner == MPI_REQUEST_NULL {
+            return;
+        }
+        let Some(r) = self.requests.get_mut(owner) else {
+            return;
+        };
+        r.queued_frame = false;
+        let eager_out = sent
+            && !r.complete
+            && matches!(
+                r.op,
+                Operation::Send(SendOp {
+                    stage: SendStage::Queued,
+                    ..
+                })
+            );
+        if eager_out {
+            self.complete_send(owner);
         }
     }
 
@@ -494,7 +516,7 @@ impl Engine {
                     }) {
                         SendOutcome::Sent => {
                             queue.pop_front();
-                            self.frame_left(owner);
+                            self.frame_left(owner, true);
                         }
                         SendOutcome::NotNow => {
                             *frame = bytes;
@@ -503,7 +525,7 @@ impl Engine {
                         SendOutcome::Unreachable(why) => {
                             log::warn!("dropping a frame to process {dest}: {why}");
                             queue.pop_front();
-                            self.frame_left(owner);
+                            self.frame_left(owner, false);
                             if owner != MPI_REQUEST_NULL
                                 && self.requests.get(owner).is_some_and(|r| !r.complete)
                             {
@@ -598,7 +620,7 @@ impl Engine {
             }
         }
         for &owner in &owners[..sent] {
-            self.frame_left(owner);
+            self.frame_left(owner, true);
         }
         sent
     }
@@ -1362,14 +1384,9 @@ impl Engine {
             }
             self.settle(id);
         } else if queued_send && self.withdraw_frame(id) {
-            let Some(req) = self.requests.get_mut(id) else {
-                return Ok(());
-            };
-            if req.complete {
-                // An eager send completes once its data is copied; it had
-                // not left yet, so it is cancelled all the same.
-                req.status.set_cancelled(true);
-            } else {
+            // A send whose first frame is still queued has not completed
+            // (see `send_eager`).
+            if let Some(req) = self.requests.get_mut(id) {
                 req.finish(cancelled_status());
                 self.settle(id);
             }
@@ -1609,9 +1626,10 @@ mod tests {
     fn a_send_still_in_the_outbox_is_cancelled() {
         let (mut e, mut ep) = engine();
         let data = [1u8; 32];
-        // Standard eager: complete once copied, cancelled all the same.
+        // Standard eager, queued (the peer cannot be reached yet): not
+        // complete before its frame is handed to the transport.
         let standard = e.isend(&mut ep, send_args(&data, UNREACHABLE, 1));
-        assert_eq!(e.state(standard).unwrap(), RequestState::Complete);
+        assert_eq!(e.state(standard).unwrap(), RequestState::Pending);
         // Synchronous: pending until cancelled.
         let mut args = send_args(&data, UNREACHABLE, 2);
         args.synchronous = true;
@@ -1625,6 +1643,31 @@ mod tests {
             assert_eq!(e.state(id).unwrap(), RequestState::Complete);
             assert!(e.take(id).unwrap().status.cancelled());
         }
+    }
+
+    #[test]
+    fn a_queued_eager_send_completes_when_its_frame_leaves() {
+        let (mut e, mut ep) = engine();
+        let first = [1u8; 8];
+        let second = [2u8; 8];
+        let a = e.isend(&mut ep, send_args(&first, ME, 1));
+        assert_eq!(e.state(a).unwrap(), RequestState::Complete, "sent at once");
+        // A frame queued behind nothing but the outbox itself: put one there.
+        e.queue(ME, control(vec![0u8; HEADER_LEN]));
+        let b = e.isend(&mut ep, send_args(&second, ME, 2));
+        assert_eq!(
+            e.state(b).unwrap(),
+            RequestState::Pending,
+            "its frame waits behind the queued one"
+        );
+        settle_down(&mut e, &mut ep);
+        assert!(!e.has_outgoing());
+        assert_eq!(e.state(b).unwrap(), RequestState::Complete, "handed over");
+        let mut buf = [0u8; 8];
+        let r = e.irecv(&mut ep, recv_buf(&mut buf), pattern(Some(2)));
+        settle_down(&mut e, &mut ep);
+        assert_eq!(e.state(r).unwrap(), RequestState::Complete);
+        assert_eq!(buf, second);
     }
 
     #[test]
@@ -1647,7 +1690,10 @@ mod tests {
         let data = [5u8; 8];
         let s = e.isend(&mut ep, send_args(&data, UNREACHABLE, 1));
         e.free(s).unwrap();
-        assert!(e.requests.get(s).is_none());
+        assert!(
+            e.requests.get(s).is_some_and(|r| r.freed && !r.complete),
+            "a freed send stays until its frame leaves"
+        );
         assert!(e.has_outgoing(), "the message still goes");
         // A receive cancelled later is not confused with the old frame.
         let mut buf = [0u8; 8];
