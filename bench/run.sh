@@ -88,6 +88,7 @@ for impl in "${IMPLS[@]}"; do
     build "$impl" hello startup.c
     build "$impl" session_hello startup.c -DUSE_SESSIONS
     build "$impl" reinit reinit.c
+    build "$impl" tcp_side_by_side tcp_side_by_side.c
 done
 build tcp plain_tcp plain_tcp.c
 build floor shm_floor shm_floor.c
@@ -174,7 +175,7 @@ fmt() { # number with $1 decimals (3 significant digits below 1), or n/a
 }
 
 row() { printf "  %-22s %12s %12s %8s   %-10s %s\n" "$@"; }
-row3() { printf "  %-22s %12s %12s %12s %8s   %-10s %s\n" "$@"; } # tcp table
+row3() { printf "  %-26s %12s %12s %12s %8s   %-10s %s\n" "$@"; } # tcp table
 
 T_BEGIN=$EPOCHREALTIME
 
@@ -209,6 +210,13 @@ tcp_env() { # impl: sets RUN_ENV for the tcp section
 }
 echo "running tcp: oxmpi, MPICH and plain TCP ($REPS repetitions each, rotating) ..."
 for rep in $(seq 1 "$REPS"); do
+    # Each MPI library and plain TCP in the same process pair, block by
+    # block (tcp_side_by_side.c): the judged latency ratio.
+    for impl in $(order "$rep"); do
+        tcp_env "$impl"
+        out=$OUT/res/tcp-sbs.$impl.$rep
+        run_case "$impl" tcp-side-by-side tcp_side_by_side 2 $T_P2P "$out" || rm -f "$out"
+    done
     # what:MPI program (plain_tcp takes "what" as its argument)
     for pair in latency:pingpong bandwidth:bandwidth; do
         what=${pair%%:*} prog=${pair#*:}
@@ -314,9 +322,23 @@ for what in latency bandwidth; do
     o=$(med_of "$OUT/res/tcp-$what.ox" "$key"); m=$(med_of "$OUT/res/tcp-$what.mp" "$key")
     p=$(med_of "$OUT/res/tcp-$what.tcp" "$key")
     r=$(ratio "$o" "$p")
+    if [[ $what == latency ]]; then
+        # Judged side by side (below); separate runs are for reference.
+        row3 "8 B latency (us), separate" "$(fmt "$d" "$o")" "$(fmt "$d" "$m")" "$(fmt "$d" "$p")" "$r" "" ""
+        o=$(med_of "$OUT/res/tcp-sbs.ox" mpi); m=$(med_of "$OUT/res/tcp-sbs.mp" mpi)
+        p=$(med_of "$OUT/res/tcp-sbs.ox" plain)
+        r=$(med_of "$OUT/res/tcp-sbs.ox" ratio)
+        [[ $r == n/a ]] || r=$(awk -v r="$r" 'BEGIN {printf "%.2f", r}')
+        label="8 B latency (us), same pair"
+    fi
     verdict "$r" "$op" "$lim"
     row3 "$label" "$(fmt "$d" "$o")" "$(fmt "$d" "$m")" "$(fmt "$d" "$p")" "$r" "$op $lim" "$V"
 done
+mr=$(med_of "$OUT/res/tcp-sbs.mp" ratio)
+echo "  (same pair: tcp_side_by_side.c, the MPI library and plain TCP in alternating blocks in"
+echo "   the same two processes; ratio = median over the block pairs of MPI / plain, median of"
+echo "   $REPS runs; MPICH's ratio there: $(fmt 2 "$mr"). Separate: pingpong.c and plain_tcp.c in"
+echo "   separate runs, ratio of the medians, for reference.)"
 
 echo
 echo "Start-up (wall time of 'mpiexec -n 2 ./prog', ms; lower is better)"
