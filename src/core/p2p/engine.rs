@@ -1652,8 +1652,9 @@ mod tests {
         let second = [2u8; 8];
         let a = e.isend(&mut ep, send_args(&first, ME, 1));
         assert_eq!(e.state(a).unwrap(), RequestState::Complete, "sent at once");
-        // A frame queued behind nothing but the outbox itself: put one there.
-        e.queue(ME, control(vec![0u8; HEADER_LEN]));
+        // Something queued for the same peer, that later frames wait
+        // behind (an acknowledgement for no request: ignored on arrival).
+        e.queue(ME, control(control_frame(FrameKind::SyncAck, 0, 0)));
         let b = e.isend(&mut ep, send_args(&second, ME, 2));
         assert_eq!(
             e.state(b).unwrap(),
