@@ -77,6 +77,8 @@ struct Outbound {
 pub struct ShmTransport {
     inbox: Segment,
     consumers: Vec<Consumer>,
+    /// The consumer a poll starts with (see `poll_into`).
+    first_ring: usize,
     doorbell: Doorbell,
     local_index: usize,
     /// This process's rank, written into every cell it sends (for replies).
@@ -119,6 +121,7 @@ impl ShmTransport {
         Ok(ShmTransport {
             inbox,
             consumers,
+            first_ring: 0,
             doorbell,
             local_index,
             rank,
@@ -150,8 +153,13 @@ impl ShmTransport {
         let mut n = 0;
         // Once a frame satisfies the sink (see `Sink::satisfied`), the poll
         // ends; a sink satisfied before it began is not held to one frame.
+        // The next poll then starts at the ring after the one it ended in,
+        // so that a sender who always has a frame waiting cannot keep the
+        // others' rings from being read.
         let stop_when_satisfied = !sink.satisfied();
-        for consumer in &mut self.consumers {
+        let first = self.first_ring;
+        let (before, from_first) = self.consumers.split_at_mut(first);
+        for (i, consumer) in from_first.iter_mut().chain(before).enumerate() {
             // The cells the previous poll took go back to their producer
             // now (see `Consumer::publish`).
             consumer.publish();
@@ -167,6 +175,7 @@ impl ShmTransport {
                 !done
             });
             if done {
+                self.first_ring = (first + i + 1) % self.consumers.len();
                 break;
             }
         }
@@ -414,8 +423,32 @@ mod tests {
         let mut waiter = Waiter::default();
         assert_eq!(zero.poll_into(&mut waiter), 2);
         assert_eq!(waiter.got, [&b"a"[..], b"!b"]);
-        // Already satisfied: the next poll takes everything, every ring.
+        // Already satisfied: the next poll takes everything, every ring
+        // (starting with the ring after the one the last poll ended in).
         assert_eq!(zero.poll_into(&mut waiter), 2);
-        assert_eq!(waiter.got, [&b"a"[..], b"!b", b"c", b"d"]);
+        assert_eq!(waiter.got, [&b"a"[..], b"!b", b"d", b"c"]);
+    }
+
+    #[test]
+    fn polls_that_end_early_take_turns_between_the_rings() {
+        let (a, b, c) = (name("turn-a"), name("turn-b"), name("turn-c"));
+        let mut zero = ShmTransport::create(&a, 0, 0, 3).unwrap();
+        let mut one = ShmTransport::create(&b, 1, 1, 3).unwrap();
+        let mut two = ShmTransport::create(&c, 2, 2, 3).unwrap();
+        one.connect(0, &a).unwrap();
+        two.connect(0, &a).unwrap();
+        // Both senders always have a frame waiting; every frame satisfies
+        // a fresh waiter (a blocking receive from any source).
+        for _ in 0..4 {
+            assert!(one.push_to(0, 2, |cell| cell.copy_from_slice(b"!1")));
+            assert!(two.push_to(0, 2, |cell| cell.copy_from_slice(b"!2")));
+        }
+        let mut from = Vec::new();
+        for _ in 0..6 {
+            let mut waiter = Waiter::default();
+            assert_eq!(zero.poll_into(&mut waiter), 1);
+            from.push(waiter.got[0][1]);
+        }
+        assert_eq!(from, b"121212", "each ring gets its turn");
     }
 }
