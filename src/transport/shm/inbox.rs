@@ -408,14 +408,20 @@ mod tests {
         }
     }
 
+    /// Three processes' transports, the last two connected to the first.
+    fn receiver_and_two_senders(tag: &str) -> [ShmTransport; 3] {
+        let names = [0, 1, 2].map(|i| name(&format!("{tag}-{i}")));
+        let mut all =
+            [0, 1, 2].map(|i| ShmTransport::create(&names[i], i as ProcessId, i, 3).unwrap());
+        for sender in &mut all[1..] {
+            sender.connect(0, &names[0]).unwrap();
+        }
+        all
+    }
+
     #[test]
     fn a_poll_ends_at_the_frame_that_satisfies_the_sink() {
-        let (a, b, c) = (name("sat-a"), name("sat-b"), name("sat-c"));
-        let mut zero = ShmTransport::create(&a, 0, 0, 3).unwrap();
-        let mut one = ShmTransport::create(&b, 1, 1, 3).unwrap();
-        let mut two = ShmTransport::create(&c, 2, 2, 3).unwrap();
-        one.connect(0, &a).unwrap();
-        two.connect(0, &a).unwrap();
+        let [mut zero, mut one, mut two] = receiver_and_two_senders("sat");
         for frame in [&b"a"[..], b"!b", b"c"] {
             assert!(one.push_to(0, frame.len(), |cell| cell.copy_from_slice(frame)));
         }
@@ -431,12 +437,7 @@ mod tests {
 
     #[test]
     fn polls_that_end_early_take_turns_between_the_rings() {
-        let (a, b, c) = (name("turn-a"), name("turn-b"), name("turn-c"));
-        let mut zero = ShmTransport::create(&a, 0, 0, 3).unwrap();
-        let mut one = ShmTransport::create(&b, 1, 1, 3).unwrap();
-        let mut two = ShmTransport::create(&c, 2, 2, 3).unwrap();
-        one.connect(0, &a).unwrap();
-        two.connect(0, &a).unwrap();
+        let [mut zero, mut one, mut two] = receiver_and_two_senders("turn");
         // Both senders always have a frame waiting; every frame satisfies
         // a fresh waiter (a blocking receive from any source).
         for _ in 0..4 {
