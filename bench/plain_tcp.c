@@ -39,8 +39,8 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
+#include "clock.h"
 
 #define LAT_SIZE 8
 #define LAT_BUDGET 0.3 /* seconds of timed loop, at most (roughly) */
@@ -56,13 +56,6 @@ static void die(const char *what)
 {
     fprintf(stderr, "%s: %s: %s\n", role, what, strerror(errno));
     exit(1);
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 /* Reads and writes poll (nonblocking calls retried at once), as MPI

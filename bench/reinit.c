@@ -21,7 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include "clock.h"
 
 static void check(int rc, const char *what, int cycle)
 {
@@ -34,13 +34,6 @@ static void check(int rc, const char *what, int cycle)
                 cycle, what, rc, msg);
         exit(1);
     }
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static int cmp_double(const void *a, const void *b)

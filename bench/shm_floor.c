@@ -21,8 +21,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
+#include "clock.h"
 
 #define BUDGET 0.3
 #define PROBE 1000
@@ -39,13 +39,6 @@ struct shared {
     struct line pong;
     char pad2[64];
 };
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
 
 static void pass(struct line *out, struct line *in, uint64_t seq, char *buf)
 {

@@ -39,8 +39,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
+#include "clock.h"
 
 #define SIZE 8
 #define BLOCKS 15     /* pairs of blocks */
@@ -55,13 +55,6 @@ static void die(const char *what)
     fprintf(stderr, "tcp_side_by_side (rank %d): %s: %s\n", rank, what, strerror(errno));
     MPI_Abort(MPI_COMM_WORLD, 1);
     exit(1);
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static void read_full(int fd, char *buf, size_t n)

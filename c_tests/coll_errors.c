@@ -8,9 +8,7 @@
 static int rank, size;
 
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    mt_init(&argc, &argv, &rank, &size);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm w = MPI_COMM_WORLD;
     int a[4] = {1, 2, 3, 4}, b[4], *big = malloc(sizeof(int) * 4 * size), *counts = malloc(sizeof(int) * size);

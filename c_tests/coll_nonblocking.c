@@ -229,9 +229,7 @@ static void noncommutative_nonblocking(void) {
 }
 
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    mt_init(&argc, &argv, &rank, &size);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     for (int rep = 0; rep < 3; rep++) all_kinds(MPI_COMM_WORLD);
     many_in_flight();

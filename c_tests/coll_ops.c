@@ -406,9 +406,7 @@ static void test_invalid(void) {
 }
 
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    mt_init(&argc, &argv, &rank, &size);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 
     test_schar(MPI_SIGNED_CHAR, "MPI_SIGNED_CHAR", C_INT, 1);

@@ -213,9 +213,7 @@ static void test_op_objects(void) {
 }
 
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    mt_init(&argc, &argv, &rank, &size);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Type_contiguous(4, MPI_UINT32_T, &matrix_type);
     MPI_Type_commit(&matrix_type);

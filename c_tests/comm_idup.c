@@ -42,9 +42,7 @@ static void check_dup(MPI_Comm parent, MPI_Comm dup, int base, const char *what)
 
 int main(int argc, char **argv) {
     int rank, size;
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    mt_init(&argc, &argv, &rank, &size);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 
     /* The idup does not wait for rank 1, which joins only after the send. */

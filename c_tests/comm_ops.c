@@ -24,9 +24,7 @@ static int delete_fn(MPI_Comm c, int key, void *value, void *extra) {
 
 int main(int argc, char **argv) {
     int rank, size, flag, result;
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    mt_init(&argc, &argv, &rank, &size);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 
     /* Predefined attributes. */

@@ -36,6 +36,13 @@ static inline int mt_class(int rc) {
               #call, cls_, #expected, (expected));                           \
     } while (0)
 
+/* MPI_Init, then this process's rank and the size of MPI_COMM_WORLD. */
+static inline void mt_init(int *argc, char ***argv, int *rank, int *size) {
+    MPI_Init(argc, argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, rank);
+    MPI_Comm_size(MPI_COMM_WORLD, size);
+}
+
 /* The partner of `rank` when ranks pair up (0<->1, 2<->3...);
  * MPI_PROC_NULL for the last rank of an odd-sized job. */
 static inline int mt_pair_peer(int rank, int size) {

@@ -64,9 +64,7 @@ static void alltoall_nonblocking(int n) {
 }
 
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    mt_init(&argc, &argv, &rank, &size);
     int sizes[] = {0, 1, 100, 4000, 4200, 16384, 70000, 1 << 20};
     for (unsigned i = 0; i < sizeof sizes / sizeof sizes[0]; i++) ring_blocking(sizes[i]);
     alltoall_nonblocking(10);

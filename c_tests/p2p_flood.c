@@ -12,9 +12,7 @@ static int msg_len(int i) { return (i % 97 == 0) ? 9000 : (i % 7) * 13 + 1; }
 
 int main(int argc, char **argv) {
     int rank, size;
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    mt_init(&argc, &argv, &rank, &size);
     if (size < 2) {
         mt_report(rank, 0);
         MPI_Finalize();

@@ -36,9 +36,7 @@ static int wait_readable(int fd)
 int main(int argc, char **argv)
 {
     int rank, size;
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    mt_init(&argc, &argv, &rank, &size);
     int peer = mt_pair_peer(rank, size);
 
     if (peer != MPI_PROC_NULL && rank % 2 == 0) {

@@ -5,9 +5,7 @@
 
 int main(int argc, char **argv) {
     int rank, size;
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    mt_init(&argc, &argv, &rank, &size);
     int peer = mt_pair_peer(rank, size);
     size_t max = 64u << 20;
     unsigned char *out = malloc(max), *in = malloc(max);

@@ -15,9 +15,7 @@ static unsigned char expected(size_t i, int from, int msg, int round) {
 
 int main(int argc, char **argv) {
     int rank, size;
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    mt_init(&argc, &argv, &rank, &size);
     int peer = mt_pair_peer(rank, size);
     size_t lens[] = {65536, 100000, 1u << 20};
     for (int round = 0; round < 3; round++) {
