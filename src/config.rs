@@ -74,7 +74,7 @@ fn flag(name: &str) -> Option<bool> {
 }
 
 fn initial_errhandler() -> i32 {
-    use crate::abi::constants::*;
+    use crate::mpi_abi::constants::*;
     let Ok(v) = std::env::var("OXMPI_INITIAL_ERRHANDLER") else {
         return MPI_ERRORS_ARE_FATAL;
     };

@@ -31,6 +31,12 @@ status=$?
 [ "$status" = 0 ] || tail -n 40 build/clippy.log
 record "clippy" "$status"
 
+echo "== layers: no module uses a higher layer (tools/check_layers.py)"
+python3 tools/check_layers.py --self-test > build/layers.log 2>&1 && python3 tools/check_layers.py >> build/layers.log 2>&1
+status=$?
+tail -n 20 build/layers.log
+record "layers" "$status"
+
 echo "== include/mpi.h is current"
 if git rev-parse --git-dir >/dev/null 2>&1 && git ls-files --error-unmatch include/mpi.h >/dev/null 2>&1; then
     if git diff --quiet -- include/mpi.h; then

@@ -3,8 +3,8 @@
 use std::ffi::CStr;
 use std::os::raw::{c_char, c_int};
 
-use crate::abi::constants::*;
 use crate::core::error::{MpiError, MpiResult};
+use crate::mpi_abi::constants::*;
 
 /// A required output argument: `&mut T`, or `MPI_ERR_ARG` when NULL.
 ///

@@ -4,12 +4,12 @@
 use std::os::raw::{c_int, c_void};
 
 use crate::abi::args::out;
-use crate::abi::callbacks::*;
-use crate::abi::constants::*;
-use crate::abi::types::*;
 use crate::core::attributes::{is_predefined, predefined_value, CopyCall, DeleteCall};
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::runtime;
+use crate::mpi_abi::callbacks::*;
+use crate::mpi_abi::constants::*;
+use crate::mpi_abi::types::*;
 
 fn callback_error(what: &str, keyval: c_int, rc: c_int) -> MpiError {
     let class = crate::core::error_codes::class_of(rc).unwrap_or(MPI_ERR_OTHER);

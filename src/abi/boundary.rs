@@ -8,13 +8,13 @@
 use std::os::raw::c_int;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use crate::abi::constants::*;
-use crate::abi::types::*;
 use crate::core::abort;
 use crate::core::errhandler::{Action, ErrhandlerFunction};
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::error_codes;
 use crate::core::runtime::{self, Runtime};
+use crate::mpi_abi::constants::*;
+use crate::mpi_abi::types::*;
 
 /// The object whose error handler an error goes to.
 #[derive(Clone, Copy)]

@@ -19,16 +19,16 @@ use std::future::Future;
 use std::os::raw::{c_int, c_void};
 use std::sync::Arc;
 
-use crate::abi::constants::*;
 use crate::abi::datatype::array;
 use crate::abi::p2p::CountArg;
-use crate::abi::types::*;
 use crate::core::collective::call::Call;
 use crate::core::collective::channel::Channel;
 use crate::core::collective::{alltoall, barrier, bcast, gather, scatter};
 use crate::core::datatype::{self, Datatype};
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::p2p::user_buffer::UserBuffer;
+use crate::mpi_abi::constants::*;
+use crate::mpi_abi::types::*;
 
 /// Whether a buffer argument is `MPI_IN_PLACE`.
 pub(crate) fn in_place(p: *const c_void) -> bool {

@@ -15,14 +15,14 @@ use std::os::raw::{c_int, c_void};
 use crate::abi::collective::{
     check_not_aliased, typed, typed_buffer, user_buffer, v_buffers, Counts, Displs, Side,
 };
-use crate::abi::constants::*;
 use crate::abi::reduction::ScatterCounts;
-use crate::abi::types::*;
 use crate::core::collective::inter::{exchange, rooted, Inter, InterChannels, Role};
 use crate::core::datatype;
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::op::Reduction;
 use crate::core::p2p::user_buffer::UserBuffer;
+use crate::mpi_abi::constants::*;
+use crate::mpi_abi::types::*;
 
 /// Whether `comm` is an intercommunicator (`MPI_ERR_COMM` if invalid).
 pub(crate) fn is_inter(comm: MPI_Comm) -> MpiResult<bool> {

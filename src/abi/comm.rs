@@ -3,11 +3,11 @@
 use std::os::raw::{c_char, c_int};
 
 use crate::abi::args::{in_str, out, write_str};
-use crate::abi::constants::*;
-use crate::abi::types::*;
-use crate::abi::types::{MPI_Errhandler, MPI_Group, MPI_Info, MPI_Request};
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::runtime;
+use crate::mpi_abi::constants::*;
+use crate::mpi_abi::types::*;
+use crate::mpi_abi::types::{MPI_Errhandler, MPI_Group, MPI_Info, MPI_Request};
 
 pub unsafe fn rank(comm: MPI_Comm, rank: *mut c_int) -> MpiResult {
     let rank = unsafe { out(rank, "rank") }?;

@@ -15,15 +15,15 @@
 use std::os::raw::c_int;
 
 use crate::abi::args::{count, out};
-use crate::abi::constants::*;
 use crate::abi::p2p::status_error;
 use crate::abi::status::{empty_status, write_status, StatusOut};
-use crate::abi::types::*;
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::p2p::engine::{RequestState, Taken};
 use crate::core::p2p::generalized::Generalized;
 use crate::core::progress::block_on;
 use crate::core::runtime::{self, Runtime};
+use crate::mpi_abi::constants::*;
+use crate::mpi_abi::types::*;
 
 mod generalized;
 

@@ -17,12 +17,12 @@ use std::os::raw::{c_char, c_int};
 use std::sync::Arc;
 
 use crate::abi::args::{in_str, out, write_str};
-use crate::abi::constants::*;
 use crate::abi::p2p::CountArg;
-use crate::abi::types::*;
 use crate::core::datatype::constructors;
 use crate::core::datatype::{self, builtin, registry, Combiner, Contents, Datatype};
 use crate::core::error::{MpiError, MpiResult};
+use crate::mpi_abi::constants::*;
+use crate::mpi_abi::types::*;
 
 /// An input array of `n` elements (`NULL` is fine when `n` is 0).
 ///

@@ -7,12 +7,12 @@
 
 use std::os::raw::c_int;
 
-use crate::abi::constants::*;
 use crate::abi::datatype::{create, typed, wide, Args};
-use crate::abi::types::*;
 use crate::core::datatype::constructors::{self, Distribution, Order};
 use crate::core::datatype::Combiner;
 use crate::core::error::{MpiError, MpiResult};
+use crate::mpi_abi::constants::*;
+use crate::mpi_abi::types::*;
 
 fn order_of(order: c_int) -> MpiResult<Order> {
     match order {

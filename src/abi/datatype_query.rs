@@ -8,12 +8,12 @@
 use std::os::raw::{c_int, c_void};
 
 use crate::abi::args::out;
-use crate::abi::constants::*;
 use crate::abi::datatype::large_count;
 use crate::abi::p2p::{CountArg, CountOut};
-use crate::abi::types::*;
 use crate::core::datatype::{self, registry, Combiner, Datatype};
 use crate::core::error::{MpiError, MpiResult};
+use crate::mpi_abi::constants::*;
+use crate::mpi_abi::types::*;
 
 /// A count for an output of either width: `MPI_UNDEFINED` when there is
 /// none or it does not fit.

@@ -4,13 +4,13 @@ use std::os::raw::{c_char, c_int};
 
 use crate::abi::args::{in_str, out, write_str};
 use crate::abi::boundary;
-use crate::abi::callbacks::*;
-use crate::abi::constants::*;
-use crate::abi::types::*;
 use crate::core::errhandler::ErrhandlerFunction;
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::error_codes;
 use crate::core::runtime;
+use crate::mpi_abi::callbacks::*;
+use crate::mpi_abi::constants::*;
+use crate::mpi_abi::types::*;
 
 /// Creates a user error handler: every `MPI_*_create_errhandler`.
 ///

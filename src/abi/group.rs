@@ -2,13 +2,13 @@
 use std::os::raw::c_int;
 
 use crate::abi::args::{count, out};
-use crate::abi::constants::*;
 use crate::abi::datatype::array;
-use crate::abi::types::*;
 use crate::core::comm_constructors::group_of;
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::group::Group;
 use crate::core::runtime::{self, Runtime};
+use crate::mpi_abi::constants::*;
+use crate::mpi_abi::types::*;
 
 /// A new group handle (`MPI_GROUP_EMPTY` for an empty group, as MPICH does).
 fn insert(rt: &mut Runtime, g: Group) -> MPI_Group {

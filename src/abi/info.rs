@@ -5,11 +5,11 @@ use std::os::raw::{c_char, c_int};
 use once_cell::sync::Lazy;
 
 use crate::abi::args::{in_str, out, write_str};
-use crate::abi::constants::*;
-use crate::abi::types::*;
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::info::InfoObject;
 use crate::core::runtime::{self, Runtime};
+use crate::mpi_abi::constants::*;
+use crate::mpi_abi::types::*;
 
 static INFO_ENV: Lazy<InfoObject> = Lazy::new(|| {
     let args: Vec<String> = std::env::args().collect();
@@ -26,7 +26,7 @@ static INFO_ENV: Lazy<InfoObject> = Lazy::new(|| {
     if let Ok(dir) = std::env::current_dir() {
         pairs.push(("wdir".to_string(), dir.display().to_string()));
     }
-    pairs.push(("host".to_string(), crate::core::instance::hostname()));
+    pairs.push(("host".to_string(), crate::bootstrap::node::hostname()));
     pairs.push(("arch".to_string(), std::env::consts::ARCH.to_string()));
     pairs.retain(|(_, v)| !v.is_empty());
     InfoObject::from_pairs(pairs)

@@ -5,11 +5,11 @@ use std::sync::OnceLock;
 use std::time::Instant;
 
 use crate::abi::args::{out, write_str};
-use crate::abi::constants::*;
-use crate::abi::types::*;
 use crate::core::abort;
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::runtime::{self, WorldModel};
+use crate::mpi_abi::constants::*;
+use crate::mpi_abi::types::*;
 
 /// `MPI_Init(argc, argv)`.
 pub unsafe fn init(_argc: *mut c_int, _argv: *mut *mut *mut c_char) -> MpiResult {
@@ -132,7 +132,7 @@ pub unsafe fn abort(comm: MPI_Comm, errorcode: c_int) -> MpiResult {
 
 pub unsafe fn get_processor_name(name: *mut c_char, resultlen: *mut c_int) -> MpiResult {
     let resultlen = unsafe { out(resultlen, "resultlen") }?;
-    let host = crate::core::instance::hostname();
+    let host = crate::bootstrap::node::hostname();
     let n = unsafe { write_str(name, MPI_MAX_PROCESSOR_NAME as usize, &host, "name") }?;
     *resultlen = n as c_int;
     Ok(())

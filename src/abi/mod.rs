@@ -1,7 +1,8 @@
-//! The C surface: the MPICH-ABI types and constants (cbindgen writes
-//! include/mpi.h from them), the entry points generated from
-//! `mpi_functions.txt`, and the per-area implementations they call. This
-//! layer converts and checks arguments; MPI semantics live in `core`.
+//! The C surface: the entry points generated from `mpi_functions.txt` and
+//! the per-area implementations they call. This layer converts and checks
+//! arguments and dispatches errors; MPI semantics live in `core`, and the
+//! ABI's vocabulary (types, constants, callbacks, data symbols) in
+//! [`crate::mpi_abi`].
 // The implementation functions here are `unsafe fn`s whose contract is
 // their MPI function's (pointers valid as the standard requires); that is
 // their safety documentation.
@@ -10,13 +11,10 @@
 pub mod args;
 pub mod attributes;
 pub mod boundary;
-pub mod callbacks;
 pub mod collective;
 pub mod collective_inter;
 pub mod comm;
 pub mod completion;
-pub mod constants;
-pub mod data_symbols;
 pub mod datatype;
 pub mod datatype_arrays;
 pub mod datatype_query;
@@ -32,4 +30,3 @@ pub mod reduction;
 pub mod session;
 pub mod status;
 pub mod tool;
-pub mod types;

@@ -4,14 +4,14 @@
 use std::os::raw::{c_int, c_void};
 
 use crate::abi::args::{count, out};
-use crate::abi::callbacks::{MPI_User_function, MPI_User_function_c};
 use crate::abi::collective::{in_place, user_buffer_check};
-use crate::abi::constants::*;
 use crate::abi::datatype::large_count;
-use crate::abi::types::*;
 use crate::core::datatype;
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::op::{self, Reduction, UserFunction, UserOp};
+use crate::mpi_abi::callbacks::{MPI_User_function, MPI_User_function_c};
+use crate::mpi_abi::constants::*;
+use crate::mpi_abi::types::*;
 
 fn null_function() -> MpiError {
     MpiError::new(MPI_ERR_ARG, "user_fn is NULL")

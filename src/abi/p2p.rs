@@ -8,10 +8,8 @@
 //! both lines of the function table name the same function.
 use std::os::raw::{c_int, c_void};
 
-use crate::abi::constants::*;
 use crate::abi::datatype::large_count;
 use crate::abi::status::{write_status, StatusOut};
-use crate::abi::types::*;
 use crate::core::datatype;
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::matching::{Envelope, Pattern, ANY};
@@ -21,6 +19,8 @@ use crate::core::p2p::request::proc_null_status;
 use crate::core::p2p::user_buffer::{copy_message, UserBuffer};
 use crate::core::progress::{block_on, block_on_locked};
 use crate::core::runtime::{self, Runtime};
+use crate::mpi_abi::constants::*;
+use crate::mpi_abi::types::*;
 use crate::transport::ProcessId;
 
 mod buffered;

@@ -7,13 +7,13 @@
 use std::os::raw::{c_char, c_void};
 
 use crate::abi::args::{in_str, out};
-use crate::abi::constants::*;
 use crate::abi::datatype::large_count;
 use crate::abi::p2p::{CountArg, CountOut};
-use crate::abi::types::*;
 use crate::core::datatype;
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::runtime;
+use crate::mpi_abi::constants::*;
+use crate::mpi_abi::types::*;
 
 fn check_comm(comm: MPI_Comm) -> MpiResult {
     runtime::lock().comms.get(comm).map(|_| ())

@@ -10,14 +10,14 @@ use std::os::raw::{c_int, c_void};
 use crate::abi::collective::{
     blocking_and_nonblocking, channel, check_not_aliased, in_place, typed, user_buffer, Counts,
 };
-use crate::abi::constants::*;
-use crate::abi::types::*;
 use crate::core::collective::call::Call;
 use crate::core::collective::reduce;
 use crate::core::collective::scan::{self, Prefix};
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::op::Reduction;
 use crate::core::p2p::user_buffer::UserBuffer;
+use crate::mpi_abi::constants::*;
+use crate::mpi_abi::types::*;
 
 /// Input and output buffers of `n` elements: the input is the output for
 /// `MPI_IN_PLACE`.

@@ -4,15 +4,15 @@ use std::os::raw::{c_char, c_int};
 
 use crate::abi::args::{in_str, out, write_str};
 use crate::abi::boundary;
-use crate::abi::callbacks::*;
-use crate::abi::constants::*;
-use crate::abi::types::*;
 use crate::core::errhandler::ErrhandlerFunction;
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::group::Group;
 use crate::core::info::InfoObject;
 use crate::core::runtime::{self, Runtime};
 use crate::core::session::{parse_thread_level, thread_level_name, Session};
+use crate::mpi_abi::callbacks::*;
+use crate::mpi_abi::constants::*;
+use crate::mpi_abi::types::*;
 
 fn invalid(h: MPI_Session) -> MpiError {
     if h == MPI_SESSION_NULL {

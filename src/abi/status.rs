@@ -2,9 +2,9 @@
 //! / `MPI_STATUSES_IGNORE` (the address 1), checked once at entry.
 use std::os::raw::c_int;
 
-use crate::abi::constants::*;
-use crate::abi::types::MPI_Status;
 use crate::core::error::{MpiError, MpiResult};
+use crate::mpi_abi::constants::*;
+use crate::mpi_abi::types::MPI_Status;
 
 /// Where a status goes.
 #[derive(Clone, Copy)]

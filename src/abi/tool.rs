@@ -7,9 +7,9 @@ use std::os::raw::{c_char, c_int};
 use std::sync::atomic::{AtomicI64, Ordering};
 
 use crate::abi::args::out;
-use crate::abi::constants::*;
-use crate::abi::types::*;
 use crate::core::error::{MpiError, MpiResult};
+use crate::mpi_abi::constants::*;
+use crate::mpi_abi::types::*;
 
 /// `MPI_T_init_thread` calls not yet matched by `MPI_T_finalize`.
 static INITIALIZED: AtomicI64 = AtomicI64::new(0);

@@ -60,33 +60,6 @@ impl Card {
     }
 }
 
-/// This node's identity: the host name (or `OXMPI_HOSTNAME`) and the boot
-/// id, so two machines with one name, or one machine across reboots, differ.
-pub fn node_identity() -> String {
-    let host = crate::config::get()
-        .hostname
-        .clone()
-        .unwrap_or_else(crate::core::instance::hostname);
-    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
-    let boot: String = boot
-        .trim()
-        .chars()
-        .filter(|c| c.is_ascii_hexdigit())
-        .take(12)
-        .collect();
-    let host: String = host
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    format!("{host}:{boot}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,5 +2,9 @@
 //! peers, through the PMI-1 wire protocol spoken by oxmpi's mpiexec and by
 //! MPICH's Hydra.
 pub mod card;
+pub mod node;
 pub mod pmi;
 pub mod process_mapping;
+
+/// A process of the job, by its rank in the launcher's job.
+pub type ProcessId = u32;

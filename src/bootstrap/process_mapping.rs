@@ -3,7 +3,7 @@
 //! consecutive ranks, `ranks_per_node` on each of `node_count` nodes
 //! starting at `first_node`. Ranks past the described blocks wrap around
 //! the nodes again (Hydra's round-robin for oversubscription).
-use crate::transport::ProcessId;
+use crate::bootstrap::ProcessId;
 
 /// Parses the triples of a mapping; `None` if it is not a vector mapping.
 pub fn parse(value: &str) -> Option<Vec<(u32, u32, u32)>> {

@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicI32, Ordering};
 
 use super::error::{MpiError, MpiResult};
 use super::handles::{HandleTable, ObjectKind};
-use crate::abi::callbacks::{MPI_Comm_copy_attr_function, MPI_Comm_delete_attr_function};
-use crate::abi::constants::*;
+use crate::mpi_abi::callbacks::{MPI_Comm_copy_attr_function, MPI_Comm_delete_attr_function};
+use crate::mpi_abi::constants::*;
 
 pub struct Keyval {
     pub copy: MPI_Comm_copy_attr_function,

@@ -12,8 +12,8 @@ use super::attributes::Attributes;
 use super::error::{MpiError, MpiResult};
 use super::handles::{HandleTable, ObjectKind};
 use super::info::InfoObject;
-use crate::abi::constants::*;
-use crate::abi::types::*;
+use crate::mpi_abi::constants::*;
+use crate::mpi_abi::types::*;
 
 /// A process of the job, by its rank in the launcher's job (PMI rank).
 pub type ProcessId = u32;

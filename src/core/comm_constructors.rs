@@ -32,8 +32,8 @@ use super::comm::{Communicator, ProcessId};
 use super::error::{MpiError, MpiResult};
 use super::group::Group;
 use super::runtime::{self, context_id};
-use crate::abi::constants::*;
-use crate::abi::types::{MPI_Comm, MPI_Errhandler, MPI_Group};
+use crate::mpi_abi::constants::*;
+use crate::mpi_abi::types::{MPI_Comm, MPI_Errhandler, MPI_Group};
 
 /// Nonblocking dups started in this process and not yet finished.
 static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);

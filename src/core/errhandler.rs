@@ -5,9 +5,9 @@ use std::os::raw::c_int;
 
 use super::error::{MpiError, MpiResult};
 use super::handles::{is_builtin, HandleTable, ObjectKind};
-use crate::abi::callbacks::*;
-use crate::abi::constants::*;
-use crate::abi::types::*;
+use crate::mpi_abi::callbacks::*;
+use crate::mpi_abi::constants::*;
+use crate::mpi_abi::types::*;
 
 /// Which object kind a user handler was created for.
 #[derive(Clone, Copy)]

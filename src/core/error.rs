@@ -3,7 +3,7 @@
 //! the error handler of the object the failing call was about.
 use std::os::raw::c_int;
 
-use crate::abi::constants::*;
+use crate::mpi_abi::constants::*;
 
 /// An MPI error: its class (`MPI_ERR_*`) and what exactly went wrong.
 ///

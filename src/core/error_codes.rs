@@ -13,7 +13,7 @@ use std::sync::Mutex;
 use once_cell::sync::Lazy;
 
 use super::error::{class_text, is_predefined_class, MpiError};
-use crate::abi::constants::*;
+use crate::mpi_abi::constants::*;
 
 const CLASS_BITS: u32 = 14;
 const CLASS_MASK: c_int = (1 << CLASS_BITS) - 1;

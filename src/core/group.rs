@@ -6,7 +6,7 @@ use std::os::raw::c_int;
 use std::sync::Arc;
 
 use super::error::{MpiError, MpiResult};
-use crate::abi::constants::*;
+use crate::mpi_abi::constants::*;
 use crate::transport::ProcessId;
 
 #[derive(Clone, Debug, PartialEq, Eq)]

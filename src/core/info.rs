@@ -4,7 +4,7 @@
 use std::os::raw::c_int;
 
 use super::error::{MpiError, MpiResult};
-use crate::abi::constants::*;
+use crate::mpi_abi::constants::*;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct InfoObject {

@@ -9,9 +9,9 @@
 //! transports' teardown to exit).
 use super::error::{MpiError, MpiResult};
 use super::pset::ProcessSets;
-use crate::abi::constants::*;
 use crate::bootstrap::pmi::client::{JobPlacement, PmiClient};
-use crate::bootstrap::process_mapping;
+use crate::bootstrap::{node, process_mapping};
+use crate::mpi_abi::constants::*;
 use crate::transport::endpoints::Endpoints;
 
 /// What this process is in its job.
@@ -21,7 +21,7 @@ pub struct Process {
     pub hostname: String,
     /// Names this job in shared-memory segment names.
     pub job_id: String,
-    /// This node's identity (see `bootstrap::card::node_identity`).
+    /// This node's identity (see `bootstrap::node::identity`).
     pub node: String,
     /// This process's index among the job's processes on its node, and
     /// their number.
@@ -117,9 +117,9 @@ impl Process {
             psets,
             pmi,
             placement,
-            hostname: hostname(),
+            hostname: node::hostname(),
             job_id,
-            node: crate::bootstrap::card::node_identity(),
+            node: node::identity(),
             local_index,
             local_count,
             puts_visible_at_once: oxmpi_job.is_some(),
@@ -134,17 +134,6 @@ pub struct Instance {
     pub users: u32,
     /// This epoch's transports.
     pub endpoints: Endpoints,
-}
-
-pub fn hostname() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: gethostname writes at most buf.len() bytes into buf.
-    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    if rc != 0 {
-        return "localhost".to_string();
-    }
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    String::from_utf8_lossy(&buf[..end]).into_owned()
 }
 
 /// Registers, once, the handler that runs at process exit: it ends an epoch

@@ -14,8 +14,8 @@ use super::comm::{Communicator, ProcessId};
 use super::comm_constructors::{group_of, pre_context_number};
 use super::error::{MpiError, MpiResult};
 use super::runtime::{self, context_id};
-use crate::abi::constants::*;
-use crate::abi::types::{MPI_Comm, MPI_Errhandler, MPI_Group};
+use crate::mpi_abi::constants::*;
+use crate::mpi_abi::types::{MPI_Comm, MPI_Errhandler, MPI_Group};
 
 /// Context ids an intercommunicator takes.
 const INTERCOMM_CONTEXTS: u64 = 4;

@@ -6,7 +6,7 @@
 use std::os::raw::c_int;
 
 use super::info::InfoObject;
-use crate::abi::types::MPI_Errhandler;
+use crate::mpi_abi::types::MPI_Errhandler;
 
 pub struct Session {
     pub errhandler: MPI_Errhandler,

@@ -10,12 +10,12 @@ pub mod loopback;
 pub mod shm;
 pub mod tcp;
 
-/// A process of the job, by its rank in the launcher's job.
-pub type ProcessId = u32;
+pub use crate::bootstrap::ProcessId;
 
-/// How many leading bytes of a frame [`Sink::place`] looks at (the
-/// engine's frame header).
-pub const PLACE_HEAD: usize = crate::core::p2p::frame::HEADER_LEN;
+/// How many leading bytes of a frame [`Sink::place`] looks at: the length
+/// of the engine's frame header (`core::p2p::frame` checks at compile time
+/// that its header is this long; the transport never reads inside it).
+pub const PLACE_HEAD: usize = 48;
 
 /// Where arriving frames go. Every transport hands whole frames to
 /// `deliver`; a transport that reads from a byte stream (tcp) may first ask

@@ -5,11 +5,11 @@
 use std::os::raw::c_void;
 
 use crate::abi::args::out;
-use crate::abi::callbacks::*;
-use crate::abi::types::*;
 use crate::core::error::MpiResult;
 use crate::core::p2p::generalized::Generalized;
 use crate::core::runtime;
+use crate::mpi_abi::callbacks::*;
+use crate::mpi_abi::types::*;
 
 pub unsafe fn grequest_start(
     query_fn: MPI_Grequest_query_function,

@@ -6,10 +6,10 @@ use std::os::raw::c_void;
 
 use super::CountArg;
 use crate::abi::args::out;
-use crate::abi::constants::*;
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::progress::block_on;
 use crate::core::runtime;
+use crate::mpi_abi::constants::*;
 
 pub unsafe fn buffer_attach(buffer: *mut c_void, size: impl CountArg) -> MpiResult {
     let size: i64 = size.into();

@@ -7,13 +7,13 @@ use std::os::raw::{c_int, c_void};
 
 use super::{elements, message_buffer, probe_pattern, wait_receive, CountArg};
 use crate::abi::args::out;
-use crate::abi::constants::*;
 use crate::abi::status::{write_status, StatusOut};
-use crate::abi::types::*;
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::p2p::request::proc_null_status;
 use crate::core::progress::block_on;
 use crate::core::runtime::{self, Runtime};
+use crate::mpi_abi::constants::*;
+use crate::mpi_abi::types::*;
 
 /// Takes a matching message if there is one now.
 fn take(

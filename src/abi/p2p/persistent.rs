@@ -6,11 +6,11 @@ use std::os::raw::{c_int, c_void};
 
 use super::{check_tag, elements, message_buffer, out_request, CountArg, Mode, Route};
 use crate::abi::args::out;
-use crate::abi::constants::*;
-use crate::abi::types::*;
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::p2p::request::Template;
 use crate::core::runtime;
+use crate::mpi_abi::constants::*;
+use crate::mpi_abi::types::*;
 
 #[allow(clippy::too_many_arguments)]
 unsafe fn send_init_in_mode(

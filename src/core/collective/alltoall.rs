@@ -11,9 +11,9 @@ use super::buffer::Buffer;
 use super::call::Call;
 use super::layout::{pack, pack_into, Blocks};
 use super::tree::carve;
-use crate::abi::constants::MPI_ERR_TRUNCATE;
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::p2p::user_buffer::UserBuffer;
+use crate::mpi_abi::constants::MPI_ERR_TRUNCATE;
 
 /// Blocks up to this size use Bruck's algorithm (with 4 or more members).
 const BRUCK_MAX_BLOCK: usize = 256;

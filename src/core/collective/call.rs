@@ -20,12 +20,12 @@ use std::task::Poll;
 
 use super::channel::Channel;
 use super::sequence;
-use crate::abi::constants::*;
-use crate::abi::types::{MPI_Comm, MPI_Request, MPI_Status};
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::p2p::engine::invalid_request;
 use crate::core::progress::block_on;
 use crate::core::runtime::{self, Runtime};
+use crate::mpi_abi::constants::*;
+use crate::mpi_abi::types::{MPI_Comm, MPI_Request, MPI_Status};
 
 pub struct Call {
     pub ch: Channel,

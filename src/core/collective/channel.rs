@@ -4,8 +4,6 @@
 use std::os::raw::c_int;
 use std::sync::Arc;
 
-use crate::abi::constants::MPI_BYTE;
-use crate::abi::types::{MPI_Comm, MPI_Request, MPI_Status};
 use crate::core::comm::Communicator;
 use crate::core::datatype;
 use crate::core::error::MpiResult;
@@ -14,6 +12,8 @@ use crate::core::p2p::engine::{invalid_request, SendArgs};
 use crate::core::p2p::user_buffer::UserBuffer;
 use crate::core::progress::block_on;
 use crate::core::runtime;
+use crate::mpi_abi::constants::MPI_BYTE;
+use crate::mpi_abi::types::{MPI_Comm, MPI_Request, MPI_Status};
 use crate::transport::ProcessId;
 
 /// Tag of internal collective messages (never seen by `MPI_ANY_TAG`).

@@ -34,11 +34,11 @@ use std::time::Duration;
 
 use once_cell::sync::Lazy;
 
-use crate::abi::constants::*;
-use crate::abi::types::{MPI_Request, MPI_Status};
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::p2p::request::{Operation, Request};
 use crate::core::runtime;
+use crate::mpi_abi::constants::*;
+use crate::mpi_abi::types::{MPI_Request, MPI_Status};
 
 /// Polls before a waiting loop starts yielding the CPU.
 const SPINS: u32 = 64;

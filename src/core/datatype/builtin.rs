@@ -8,8 +8,8 @@ use std::os::raw::c_int;
 
 use once_cell::sync::Lazy;
 
-use crate::abi::constants::*;
-use crate::abi::types::MPI_Datatype;
+use crate::mpi_abi::constants::*;
+use crate::mpi_abi::types::MPI_Datatype;
 
 /// What one basic element holds: the key for reductions and conversions.
 /// Pair kinds (`DoubleInt`...) are the MINLOC/MAXLOC value-index types; they

@@ -16,8 +16,8 @@ use super::builtin::{self, BoundMarker, PrimId};
 use super::signature::{Signature, SignatureBuilder};
 use super::typemap::{Run, Typemap, TypemapBuilder};
 use super::{Combiner, Contents, Datatype};
-use crate::abi::constants::*;
 use crate::core::error::{MpiError, MpiResult};
+use crate::mpi_abi::constants::*;
 
 /// Array storage order of subarray and darray types.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

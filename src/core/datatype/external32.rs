@@ -7,8 +7,8 @@
 //! value by value along the signature; unpacking the other way round.
 use super::builtin::{self, PrimId};
 use super::Datatype;
-use crate::abi::constants::*;
 use crate::core::error::{MpiError, MpiResult};
+use crate::mpi_abi::constants::*;
 
 /// How one native field becomes its external form.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -31,8 +31,8 @@ pub use builtin::{BasicKind, BoundMarker};
 pub use constructors::Order;
 pub use registry::{lookup, lookup_committed, lookup_for_message, predefined, TypeRef};
 
-use crate::abi::constants::*;
-use crate::abi::types::MPI_Datatype;
+use crate::mpi_abi::constants::*;
+use crate::mpi_abi::types::MPI_Datatype;
 use builtin::PrimId;
 use signature::Signature;
 use typemap::Typemap;

@@ -16,10 +16,10 @@ use once_cell::sync::Lazy;
 
 use super::builtin::{self, PrimId, BUILTINS, PAIR_HANDLE_COUNT};
 use super::Datatype;
-use crate::abi::constants::*;
-use crate::abi::types::MPI_Datatype;
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::handles::{HandleTable, ObjectKind};
+use crate::mpi_abi::constants::*;
+use crate::mpi_abi::types::MPI_Datatype;
 
 struct Entry {
     datatype: Arc<Datatype>,

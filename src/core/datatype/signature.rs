@@ -212,9 +212,9 @@ impl SignatureBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::abi::constants::*;
+    use crate::mpi_abi::constants::*;
 
-    fn sig(h: crate::abi::types::MPI_Datatype) -> Signature {
+    fn sig(h: crate::mpi_abi::types::MPI_Datatype) -> Signature {
         Signature::of_builtin(builtin::find(h).unwrap().0)
     }
 

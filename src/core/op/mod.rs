@@ -17,10 +17,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use once_cell::sync::Lazy;
 
-use crate::abi::constants::*;
-use crate::abi::types::MPI_Op;
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::handles::{HandleTable, ObjectKind};
+use crate::mpi_abi::constants::*;
+use crate::mpi_abi::types::MPI_Op;
 
 pub use reduction::Reduction;
 pub use user::{UserFunction, UserOp};

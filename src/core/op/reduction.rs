@@ -7,10 +7,10 @@
 use std::sync::Arc;
 
 use super::{kernels, lookup, BuiltinOp, Op};
-use crate::abi::constants::*;
-use crate::abi::types::{MPI_Datatype, MPI_Op};
 use crate::core::datatype::{BasicKind, Datatype};
 use crate::core::error::{MpiError, MpiResult};
+use crate::mpi_abi::constants::*;
+use crate::mpi_abi::types::{MPI_Datatype, MPI_Op};
 
 pub struct Reduction {
     op: Op,

@@ -6,8 +6,8 @@
 //! the result back.
 use std::os::raw::{c_int, c_void};
 
-use crate::abi::types::{MPI_Count, MPI_Datatype};
 use crate::core::datatype::Datatype;
+use crate::mpi_abi::types::{MPI_Count, MPI_Datatype};
 
 /// `MPI_User_function`: `(invec, inoutvec, len, datatype)`.
 pub type IntFunction =

@@ -13,8 +13,8 @@ use std::os::raw::c_void;
 use super::engine::{Endpoints, Engine, SendArgs};
 use super::request::{Operation, Request};
 use super::user_buffer::{byte_type, UserBuffer};
-use crate::abi::constants::*;
 use crate::core::error::{MpiError, MpiResult};
+use crate::mpi_abi::constants::*;
 
 /// Bytes every buffered message costs beyond its data.
 pub const OVERHEAD: usize = MPI_BSEND_OVERHEAD as usize;

@@ -39,11 +39,11 @@ use super::request::{
     SendStage,
 };
 use super::user_buffer::UserBuffer;
-use crate::abi::constants::*;
-use crate::abi::types::{MPI_Request, MPI_Status};
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::handles::{HandleTable, ObjectKind};
 use crate::core::matching::{Envelope, Matcher, Pattern};
+use crate::mpi_abi::constants::*;
+use crate::mpi_abi::types::{MPI_Request, MPI_Status};
 pub use crate::transport::endpoints::Endpoints;
 use crate::transport::endpoints::SendOutcome;
 use crate::transport::{Placement, ProcessId, Sink};

@@ -53,6 +53,9 @@ impl FrameKind {
 pub const FLAG_SYNC: u8 = 1;
 
 pub const HEADER_LEN: usize = 48;
+// A stream transport hands a sink this many leading bytes before placing the
+// rest of a frame (`transport::Sink::place`).
+const _: () = assert!(HEADER_LEN == crate::transport::PLACE_HEAD);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FrameHeader {

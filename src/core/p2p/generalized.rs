@@ -9,11 +9,11 @@
 //! them once it has let go of the lock.
 use std::os::raw::{c_int, c_void};
 
-use crate::abi::callbacks::*;
-use crate::abi::constants::*;
-use crate::abi::types::{MPI_Request, MPI_Status};
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::error_codes;
+use crate::mpi_abi::callbacks::*;
+use crate::mpi_abi::constants::*;
+use crate::mpi_abi::types::{MPI_Request, MPI_Status};
 
 use super::engine::Engine;
 use super::request::{empty_status, Operation, Request};

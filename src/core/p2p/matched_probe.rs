@@ -6,10 +6,10 @@
 use super::engine::{Endpoints, Engine};
 use super::request::{receive_status, Operation, Probed, RecvOp, Request};
 use super::user_buffer::UserBuffer;
-use crate::abi::constants::*;
-use crate::abi::types::{MPI_Message, MPI_Request, MPI_Status};
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::matching::Pattern;
+use crate::mpi_abi::constants::*;
+use crate::mpi_abi::types::{MPI_Message, MPI_Request, MPI_Status};
 
 impl Engine {
     /// `MPI_Improbe`: takes the oldest unexpected message `pattern` accepts

@@ -9,9 +9,9 @@
 //! acknowledgement, a receive on its last data.
 use super::engine::{Endpoints, Engine};
 use super::request::{empty_status, proc_null_status, Operation, Persistent, Request, Template};
-use crate::abi::constants::*;
-use crate::abi::types::{MPI_Request, MPI_Status};
 use crate::core::error::{MpiError, MpiResult};
+use crate::mpi_abi::constants::*;
+use crate::mpi_abi::types::{MPI_Request, MPI_Status};
 
 impl Engine {
     /// A persistent request for `template`, inactive until `start`.

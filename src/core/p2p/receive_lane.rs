@@ -18,9 +18,9 @@
 use super::engine::{Engine, Incoming, IncomingBody};
 use super::request::receive_status;
 use super::user_buffer::UserBuffer;
-use crate::abi::constants::{MPI_ERR_TRUNCATE, MPI_SUCCESS};
-use crate::abi::types::MPI_Status;
 use crate::core::matching::{Envelope, Pattern};
+use crate::mpi_abi::constants::{MPI_ERR_TRUNCATE, MPI_SUCCESS};
+use crate::mpi_abi::types::MPI_Status;
 use crate::transport::endpoints::Endpoints;
 use crate::transport::ProcessId;
 

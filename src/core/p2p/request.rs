@@ -17,10 +17,10 @@ use std::os::raw::c_int;
 use super::engine::{Incoming, SendArgs};
 use super::generalized::Generalized;
 use super::user_buffer::UserBuffer;
-use crate::abi::constants::*;
-use crate::abi::types::{MPI_Request, MPI_Status};
 use crate::core::error::MpiError;
 use crate::core::matching::{Envelope, Pattern};
+use crate::mpi_abi::constants::*;
+use crate::mpi_abi::types::{MPI_Request, MPI_Status};
 use crate::transport::ProcessId;
 
 /// Where a send is.

@@ -5,9 +5,9 @@
 use super::engine::{Endpoints, Engine, SendArgs};
 use super::request::{proc_null_status, Operation, Request};
 use super::user_buffer::UserBuffer;
-use crate::abi::constants::*;
-use crate::abi::types::MPI_Request;
 use crate::core::matching::Pattern;
+use crate::mpi_abi::constants::*;
+use crate::mpi_abi::types::MPI_Request;
 
 impl Engine {
     /// `MPI_Isendrecv`: one request for a send and a receive (`None`: the
@@ -118,7 +118,7 @@ mod tests {
         let taken = e.take(r).unwrap();
         assert_eq!(
             taken.status.MPI_SOURCE,
-            crate::abi::constants::MPI_PROC_NULL
+            crate::mpi_abi::constants::MPI_PROC_NULL
         );
     }
 }

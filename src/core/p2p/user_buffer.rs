@@ -10,8 +10,8 @@
 use std::os::raw::c_void;
 use std::sync::Arc;
 
-use crate::abi::constants::MPI_BYTE;
 use crate::core::datatype::{self, TypeRef};
+use crate::mpi_abi::constants::MPI_BYTE;
 use crate::transport::Placement;
 
 #[derive(Clone)]
@@ -232,7 +232,7 @@ unsafe fn copy_bytes(src: *const u8, dst: *mut u8, n: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::abi::constants::MPI_INT;
+    use crate::mpi_abi::constants::MPI_INT;
 
     #[test]
     fn contiguous_buffers_pack_and_unpack_any_range_by_plain_copies() {

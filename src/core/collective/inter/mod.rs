@@ -20,9 +20,9 @@ pub mod rooted;
 use super::call::Call;
 use super::channel::Channel;
 use super::sequence;
-use crate::abi::types::MPI_Comm;
 use crate::core::error::MpiResult;
 use crate::core::runtime;
+use crate::mpi_abi::types::MPI_Comm;
 
 /// The channels of an intercommunicator, before a call takes its tag.
 pub struct InterChannels {

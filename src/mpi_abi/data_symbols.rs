@@ -157,7 +157,7 @@ pub unsafe extern "C" fn MPIR_Dup_fn(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::abi::constants::MPI_COMM_WORLD;
+    use crate::mpi_abi::constants::MPI_COMM_WORLD;
 
     #[test]
     fn dup_fn_copies_the_value_and_sets_flag() {

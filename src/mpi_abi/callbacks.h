@@ -1,7 +1,7 @@
-/* ---- Callback function types (src/abi/callbacks.h, inserted by build.rs) ----
+/* ---- Callback function types (src/mpi_abi/callbacks.h, inserted by build.rs) ----
  * Function types, not pointer types, as in MPICH's header: programs write
  * `MPI_User_function *fn`, and a parameter declared `MPI_User_function user_fn`
- * decays to a pointer. The Rust side is src/abi/callbacks.rs. */
+ * decays to a pointer. The Rust side is src/mpi_abi/callbacks.rs. */
 
 /* Reduction operations: (invec, inoutvec, len, datatype) */
 typedef void (MPI_User_function)(void *, void *, int *, MPI_Datatype *);

@@ -1,6 +1,6 @@
-/* ---- src/abi/mpi_trailer.h: what cbindgen cannot express ----
+/* ---- src/mpi_abi/mpi_trailer.h: what cbindgen cannot express ----
  * Pointer-valued and function-like macros, string macros, the exported data
- * symbols (defined in src/abi/data_symbols.rs) and the variadic MPI_Pcontrol.
+ * symbols (defined in src/mpi_abi/data_symbols.rs) and the variadic MPI_Pcontrol.
  * Values and types are those of Debian MPICH 4.0.2 (checked by
  * c_tests/abi_constants.sh). cbindgen writes the trailer after the header's
  * include guard and after the closing of its extern "C" block, so this part has
