@@ -1,6 +1,6 @@
 //! Knobs: every `OXMPI_*` (and honoured `MPIR_CVAR_*`) environment variable
 //! is read here, once, and logged at debug level. README.md lists them.
-use once_cell::sync::Lazy;
+use std::sync::LazyLock;
 
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -126,7 +126,7 @@ impl Config {
     }
 }
 
-static CONFIG: Lazy<Config> = Lazy::new(|| {
+static CONFIG: LazyLock<Config> = LazyLock::new(|| {
     let config = Config::from_env();
     if let Some(filter) = &config.log_filter {
         let _ = env_logger::Builder::new()

@@ -68,11 +68,11 @@ fn run_copy(oldcomm: MPI_Comm, call: CopyCall) -> MpiResult<Option<usize>> {
 /// The copy callbacks due for `oldcomm`'s attributes, in their order.
 fn copy_calls(oldcomm: MPI_Comm) -> MpiResult<Vec<CopyCall>> {
     let rt = runtime::lock();
-    let c = rt.comms.get(oldcomm)?;
+    let c = rt.comms().get(oldcomm)?;
     Ok(c.attributes
         .entries()
         .iter()
-        .map(|&(k, v)| rt.keyvals.copy_call(k, v))
+        .map(|&(k, v)| rt.keyvals().copy_call(k, v))
         .collect())
 }
 
@@ -83,8 +83,8 @@ pub fn copy_all(oldcomm: MPI_Comm, newcomm: MPI_Comm) -> MpiResult {
     for call in calls {
         if let Some(value) = run_copy(oldcomm, call)? {
             let mut rt = runtime::lock();
-            rt.keyvals.attach(call.keyval);
-            rt.comms
+            rt.keyvals_mut().attach(call.keyval);
+            rt.comms_mut()
                 .get_mut(newcomm)?
                 .attributes
                 .set(call.keyval, value);
@@ -104,7 +104,7 @@ pub fn prepare_copies(oldcomm: MPI_Comm) -> MpiResult<Vec<(c_int, usize)>> {
     for call in calls {
         match run_copy(oldcomm, call) {
             Ok(Some(value)) => {
-                runtime::lock().keyvals.attach(call.keyval);
+                runtime::lock().keyvals_mut().attach(call.keyval);
                 copies.push((call.keyval, value));
             }
             Ok(None) => {}
@@ -124,7 +124,7 @@ pub fn attach_copies(
     newcomm: MPI_Comm,
     copies: Vec<(c_int, usize)>,
 ) -> MpiResult {
-    let c = rt.comms.get_mut(newcomm)?;
+    let c = rt.comms_mut().get_mut(newcomm)?;
     for (keyval, value) in copies {
         c.attributes.set(keyval, value);
     }
@@ -136,7 +136,7 @@ pub fn attach_copies(
 /// attribute never existed on a communicator).
 pub fn drop_copies(rt: &mut runtime::Runtime, copies: Vec<(c_int, usize)>) {
     for (keyval, _) in copies {
-        rt.keyvals.detach(keyval);
+        rt.keyvals_mut().detach(keyval);
     }
 }
 
@@ -145,10 +145,10 @@ pub fn drop_copies(rt: &mut runtime::Runtime, copies: Vec<(c_int, usize)>) {
 pub fn delete_all(comm: MPI_Comm) -> MpiResult {
     let calls: Vec<DeleteCall> = {
         let mut rt = runtime::lock();
-        let values = rt.comms.get_mut(comm)?.attributes.take_all();
+        let values = rt.comms_mut().get_mut(comm)?.attributes.take_all();
         values
             .into_iter()
-            .map(|(k, v)| rt.keyvals.delete_call(k, v))
+            .map(|(k, v)| rt.keyvals_mut().delete_call(k, v))
             .collect()
     };
     let mut result = Ok(());
@@ -168,7 +168,7 @@ pub unsafe fn create_keyval(
 ) -> MpiResult {
     let keyval = unsafe { out(keyval, "comm_keyval") }?;
     *keyval = runtime::lock()
-        .keyvals
+        .keyvals_mut()
         .create(copy, delete, extra_state as usize);
     Ok(())
 }
@@ -185,7 +185,7 @@ pub unsafe fn keyval_create(
 
 pub unsafe fn free_keyval(keyval: *mut c_int) -> MpiResult {
     let keyval = unsafe { out(keyval, "comm_keyval") }?;
-    runtime::lock().keyvals.free(*keyval)?;
+    runtime::lock().keyvals_mut().free(*keyval)?;
     *keyval = MPI_KEYVAL_INVALID;
     Ok(())
 }
@@ -199,16 +199,16 @@ pub unsafe fn set_attr(comm: MPI_Comm, keyval: c_int, value: *mut c_void) -> Mpi
     }
     let replaced = {
         let mut rt = runtime::lock();
-        rt.comms.get(comm)?;
-        rt.keyvals.get(keyval)?;
+        rt.comms().get(comm)?;
+        rt.keyvals().get(keyval)?;
         let old = rt
-            .comms
+            .comms_mut()
             .get_mut(comm)?
             .attributes
             .set(keyval, value as usize);
-        old.map(|old| rt.keyvals.delete_call(keyval, old))
+        old.map(|old| rt.keyvals_mut().delete_call(keyval, old))
     };
-    runtime::lock().keyvals.attach(keyval);
+    runtime::lock().keyvals_mut().attach(keyval);
     match replaced {
         Some(call) => run_delete(comm, call),
         None => Ok(()),
@@ -226,13 +226,13 @@ pub unsafe fn get_attr(
     let flag = unsafe { out(flag, "flag") }?;
     let slot = unsafe { out(attribute_val.cast::<*mut c_void>(), "attribute_val") }?;
     let rt = runtime::lock();
-    let c = rt.comms.get(comm)?;
+    let c = rt.comms().get(comm)?;
     if let Some(p) = predefined_value(keyval) {
         *slot = p;
         *flag = 1;
         return Ok(());
     }
-    rt.keyvals.get(keyval)?;
+    rt.keyvals().get(keyval)?;
     match c.attributes.get(keyval) {
         Some(v) => {
             *slot = v as *mut c_void;
@@ -246,10 +246,10 @@ pub unsafe fn get_attr(
 pub unsafe fn delete_attr(comm: MPI_Comm, keyval: c_int) -> MpiResult {
     let call = {
         let mut rt = runtime::lock();
-        rt.comms.get(comm)?;
-        rt.keyvals.get(keyval)?;
+        rt.comms().get(comm)?;
+        rt.keyvals().get(keyval)?;
         let value = rt
-            .comms
+            .comms_mut()
             .get_mut(comm)?
             .attributes
             .remove(keyval)
@@ -259,7 +259,7 @@ pub unsafe fn delete_attr(comm: MPI_Comm, keyval: c_int) -> MpiResult {
                     format!("keyval {keyval:#x} has no value on this communicator"),
                 )
             })?;
-        rt.keyvals.delete_call(keyval, value)
+        rt.keyvals_mut().delete_call(keyval, value)
     };
     run_delete(comm, call)
 }

@@ -152,7 +152,7 @@ pub fn tool_not_implemented(call: &'static str) -> c_int {
 /// otherwise the initial error handler (`MPI_ERRORS_ARE_FATAL` unless
 /// `OXMPI_INITIAL_ERRHANDLER` or `mpiexec -initial-errhandler` says else).
 fn default_handler(rt: &Runtime) -> (MPI_Errhandler, c_int) {
-    if let (Some(world), Some(self_comm)) = (&rt.comms.world, &rt.comms.self_comm) {
+    if let Some((world, self_comm)) = rt.comms().predefined() {
         if self_comm.errhandler != MPI_ERRORS_ARE_FATAL {
             return (self_comm.errhandler, MPI_COMM_SELF);
         }
@@ -171,14 +171,18 @@ fn raise(target: Target, call: &'static str, error: MpiError) -> c_int {
     let (action, mut object) = {
         let rt = runtime::lock();
         let handler_and_object = match target {
-            Target::Comm(c) => rt.comms.get(c).ok().map(|comm| (comm.errhandler, c)),
-            Target::Session(h) => rt.sessions.get(h).map(|s| (s.errhandler, h)),
-            Target::Handler(h) => rt.errhandlers.check(h).ok().map(|_| (h, MPI_SESSION_NULL)),
+            Target::Comm(c) => rt.comms().get(c).ok().map(|comm| (comm.errhandler, c)),
+            Target::Session(h) => rt.sessions().get(h).map(|s| (s.errhandler, h)),
+            Target::Handler(h) => rt
+                .errhandlers()
+                .check(h)
+                .ok()
+                .map(|_| (h, MPI_SESSION_NULL)),
             Target::Default => None,
         };
         let (handler, object) = handler_and_object.unwrap_or_else(|| default_handler(&rt));
         (
-            rt.errhandlers.action(handler).unwrap_or(Action::Fatal),
+            rt.errhandlers().action(handler).unwrap_or(Action::Fatal),
             object,
         )
     };
@@ -213,8 +217,8 @@ fn invoke(action: Action, object: &mut c_int, code: &mut c_int) {
 pub fn call_errhandler_on_comm(comm: MPI_Comm, code: c_int) -> MpiResult {
     let action = {
         let rt = runtime::lock();
-        let c = rt.comms.get(comm)?;
-        rt.errhandlers.action(c.errhandler)?
+        let c = rt.comms().get(comm)?;
+        rt.errhandlers().action(c.errhandler)?
     };
     invoke(action, &mut { comm }, &mut { code });
     Ok(())
@@ -225,7 +229,7 @@ pub fn call_errhandler_on_session(session: MPI_Session, code: c_int) -> MpiResul
     let action = {
         let rt = runtime::lock();
         let s = crate::abi::session::lookup(&rt, session)?;
-        rt.errhandlers.action(s.errhandler)?
+        rt.errhandlers().action(s.errhandler)?
     };
     invoke(action, &mut { session }, &mut { code });
     Ok(())

@@ -11,13 +11,13 @@ use crate::mpi_abi::types::{MPI_Errhandler, MPI_Group, MPI_Info, MPI_Request};
 
 pub unsafe fn rank(comm: MPI_Comm, rank: *mut c_int) -> MpiResult {
     let rank = unsafe { out(rank, "rank") }?;
-    *rank = runtime::lock().comms.get(comm)?.rank as c_int;
+    *rank = runtime::lock().comms().get(comm)?.rank as c_int;
     Ok(())
 }
 
 pub unsafe fn size(comm: MPI_Comm, size: *mut c_int) -> MpiResult {
     let size = unsafe { out(size, "size") }?;
-    *size = runtime::lock().comms.get(comm)?.size() as c_int;
+    *size = runtime::lock().comms().get(comm)?.size() as c_int;
     Ok(())
 }
 
@@ -33,7 +33,7 @@ pub unsafe fn set_name(comm: MPI_Comm, name: *const c_char) -> MpiResult {
             ),
         ));
     }
-    runtime::lock().comms.get_mut(comm)?.name = name;
+    runtime::lock().comms_mut().get_mut(comm)?.name = name;
     Ok(())
 }
 
@@ -44,7 +44,7 @@ pub unsafe fn get_name(comm: MPI_Comm, name: *mut c_char, resultlen: *mut c_int)
         write_str(
             name,
             MPI_MAX_OBJECT_NAME as usize,
-            &rt.comms.get(comm)?.name,
+            &rt.comms().get(comm)?.name,
             "comm_name",
         )
     }?;
@@ -83,9 +83,7 @@ pub unsafe fn free(comm: *mut MPI_Comm) -> MpiResult {
         ));
     }
     crate::abi::attributes::delete_all(*comm)?;
-    let mut rt = runtime::lock();
-    let c = rt.comms.remove(*comm)?;
-    rt.errhandlers.release(c.errhandler)?;
+    runtime::lock().free_comm(*comm)?;
     *comm = MPI_COMM_NULL;
     Ok(())
 }
@@ -93,8 +91,8 @@ pub unsafe fn free(comm: *mut MPI_Comm) -> MpiResult {
 pub unsafe fn compare(comm1: MPI_Comm, comm2: MPI_Comm, result: *mut c_int) -> MpiResult {
     let result = unsafe { out(result, "result") }?;
     let rt = runtime::lock();
-    let a = rt.comms.get(comm1)?;
-    let b = rt.comms.get(comm2)?;
+    let a = rt.comms().get(comm1)?;
+    let b = rt.comms().get(comm2)?;
     *result = if comm1 == comm2 {
         MPI_IDENT
     } else if a.members == b.members {
@@ -149,7 +147,7 @@ pub unsafe fn create_from_group(
 
 pub unsafe fn test_inter(comm: MPI_Comm, flag: *mut c_int) -> MpiResult {
     let flag = unsafe { out(flag, "flag") }?;
-    *flag = runtime::lock().comms.get(comm)?.is_inter() as c_int;
+    *flag = runtime::lock().comms().get(comm)?.is_inter() as c_int;
     Ok(())
 }
 
@@ -217,7 +215,7 @@ pub unsafe fn dup_with_info(comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Co
     unsafe { dup(comm, newcomm) }?;
     // SAFETY: dup succeeded, so newcomm was checked non-NULL and written.
     let created = unsafe { *newcomm };
-    runtime::lock().comms.get_mut(created)?.info = hints;
+    runtime::lock().comms_mut().get_mut(created)?.info = hints;
     Ok(())
 }
 
@@ -248,14 +246,14 @@ unsafe fn start_idup(
 ) -> MpiResult {
     let request = unsafe { out(request, "request") }?;
     let newcomm_ref = unsafe { out(newcomm, "newcomm") }?;
-    if runtime::lock().comms.get(comm)?.is_inter() {
+    if runtime::lock().comms().get(comm)?.is_inter() {
         let created = crate::core::comm_constructors::dup(comm)?;
         crate::abi::attributes::copy_all(comm, created)?;
         if let Some(hints) = hints {
-            runtime::lock().comms.get_mut(created)?.info = hints;
+            runtime::lock().comms_mut().get_mut(created)?.info = hints;
         }
         *newcomm_ref = created;
-        *request = runtime::lock().p2p.completed_null();
+        *request = runtime::lock().engine().completed_null();
         return Ok(());
     }
     let copies = crate::abi::attributes::prepare_copies(comm)?;
@@ -280,7 +278,7 @@ unsafe fn start_idup(
             let mut rt = runtime::lock();
             crate::abi::attributes::attach_copies(&mut rt, created, copies)?;
             if let Some(hints) = hints {
-                rt.comms.get_mut(created)?.info = hints;
+                rt.comms_mut().get_mut(created)?.info = hints;
             }
         }
         // SAFETY: `newcomm` was checked non-NULL at the call, and MPI
@@ -309,7 +307,7 @@ pub unsafe fn idup_with_info(
 pub unsafe fn set_info(comm: MPI_Comm, info: MPI_Info) -> MpiResult {
     let mut rt = runtime::lock();
     let hints = crate::abi::info::lookup(&rt, info)?.clone();
-    let c = rt.comms.get_mut(comm)?;
+    let c = rt.comms_mut().get_mut(comm)?;
     for (k, v) in hints.entries() {
         c.info.set(k, v)?;
     }
@@ -319,15 +317,15 @@ pub unsafe fn set_info(comm: MPI_Comm, info: MPI_Info) -> MpiResult {
 pub unsafe fn get_info(comm: MPI_Comm, info_used: *mut MPI_Info) -> MpiResult {
     let info_used = unsafe { out(info_used, "info_used") }?;
     let mut rt = runtime::lock();
-    let copy = rt.comms.get(comm)?.info.clone();
-    *info_used = rt.infos.insert(copy);
+    let copy = rt.comms().get(comm)?.info.clone();
+    *info_used = rt.infos_mut().insert(copy);
     Ok(())
 }
 
 pub unsafe fn remote_size(comm: MPI_Comm, size: *mut c_int) -> MpiResult {
     let size = unsafe { out(size, "size") }?;
     let rt = runtime::lock();
-    let c = rt.comms.get(comm)?;
+    let c = rt.comms().get(comm)?;
     let remote = c
         .remote
         .as_ref()
@@ -340,13 +338,13 @@ pub unsafe fn remote_group(comm: MPI_Comm, group: *mut MPI_Group) -> MpiResult {
     let group = unsafe { out(group, "group") }?;
     let mut rt = runtime::lock();
     let remote = rt
-        .comms
+        .comms()
         .get(comm)?
         .remote
         .clone()
         .ok_or_else(|| MpiError::new(MPI_ERR_COMM, "not an intercommunicator"))?;
     *group = rt
-        .groups
+        .groups_mut()
         .insert(crate::core::group::Group { members: remote });
     Ok(())
 }

@@ -43,10 +43,10 @@ fn poll(rt: &mut Runtime, h: MPI_Request) -> MpiResult<Slot> {
     if h == MPI_REQUEST_NULL {
         return Ok(Slot::Empty);
     }
-    Ok(match rt.p2p.state(h)? {
+    Ok(match rt.engine().state(h)? {
         RequestState::Inactive => Slot::Empty,
         RequestState::Pending => Slot::Pending,
-        RequestState::Complete => Slot::Done(rt.p2p.take(h)?),
+        RequestState::Complete => Slot::Done(rt.engine().take(h)?),
     })
 }
 
@@ -128,7 +128,7 @@ fn wait_for<T>(
             if let Some(value) = check(rt)? {
                 return Ok(Some(Step::Ready(value)));
             }
-            let pollers = rt.p2p.pollers(handles);
+            let pollers = rt.engine().pollers(handles);
             Ok((!pollers.is_empty()).then_some(Step::Poll(pollers)))
         })?;
         match step {
@@ -151,7 +151,7 @@ fn test_for<T>(
         if let Some(value) = check(&mut rt)? {
             return Ok(Some(value));
         }
-        rt.p2p.pollers(handles)
+        rt.engine().pollers(handles)
     };
     if pollers.is_empty() {
         return Ok(None);
@@ -181,10 +181,10 @@ unsafe fn request_slice<'a>(
 
 /// Every handle is null or a request the program may complete.
 fn check_handles(handles: &[MPI_Request]) -> MpiResult {
-    let rt = runtime::lock();
+    let mut rt = runtime::lock();
     for (i, &h) in handles.iter().enumerate() {
         if h != MPI_REQUEST_NULL {
-            rt.p2p.state(h).map_err(|e| {
+            rt.engine().state(h).map_err(|e| {
                 MpiError::new(e.class, format!("array_of_requests[{i}]: {}", e.detail))
             })?;
         }
@@ -316,7 +316,7 @@ pub unsafe fn testall(
     // All or nothing: outcomes are taken only when every request is done.
     let found = test_for(handles, |rt| {
         for &h in handles.iter() {
-            if h != MPI_REQUEST_NULL && rt.p2p.state(h)? == RequestState::Pending {
+            if h != MPI_REQUEST_NULL && rt.engine().state(h)? == RequestState::Pending {
                 return Ok(None);
             }
         }
@@ -509,7 +509,7 @@ pub unsafe fn request_free(request: *mut MPI_Request) -> MpiResult {
             "MPI_REQUEST_NULL cannot be freed",
         ));
     }
-    let due = runtime::lock().p2p.free_request(*request)?;
+    let due = runtime::lock().engine().free_request(*request)?;
     *request = MPI_REQUEST_NULL;
     match due.and_then(|g| g.free()) {
         Some(e) => Err(e),
@@ -535,13 +535,13 @@ pub unsafe fn request_get_status(
         unsafe { write_status(status_out, &empty_status()) };
         return Ok(());
     }
-    let seen = test_for(&[request], |rt| match rt.p2p.state(request)? {
+    let seen = test_for(&[request], |rt| match rt.engine().state(request)? {
         RequestState::Pending => Ok(None),
         RequestState::Inactive => Ok(Some(Seen::Status(empty_status()))),
-        RequestState::Complete => Ok(Some(match rt.p2p.generalized(request) {
+        RequestState::Complete => Ok(Some(match rt.engine().generalized(request) {
             Some((g, _)) => Seen::Query(g),
             None => Seen::Status(
-                rt.p2p
+                rt.engine()
                     .requests
                     .get(request)
                     .map_or_else(empty_status, |r| r.status),
@@ -573,10 +573,10 @@ pub unsafe fn cancel(request: *mut MPI_Request) -> MpiResult {
     }
     let generalized = {
         let mut rt = runtime::lock();
-        match rt.p2p.generalized(*request) {
+        match rt.engine().generalized(*request) {
             Some(g) => Some(g),
             None => {
-                rt.p2p.cancel(*request)?;
+                rt.engine().cancel(*request)?;
                 None
             }
         }

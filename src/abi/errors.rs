@@ -28,7 +28,7 @@ pub unsafe fn create_errhandler(
             "the error handler function is NULL",
         ));
     }
-    *errhandler = runtime::lock().errhandlers.create(function);
+    *errhandler = runtime::lock().errhandlers_mut().create(function);
     Ok(())
 }
 
@@ -46,20 +46,12 @@ pub unsafe fn comm_create_errhandler(
 }
 
 pub unsafe fn comm_set_errhandler(comm: MPI_Comm, errhandler: MPI_Errhandler) -> MpiResult {
-    let mut rt = runtime::lock();
-    rt.comms.get(comm)?;
-    rt.errhandlers.retain(errhandler)?;
-    let c = rt.comms.get_mut(comm)?;
-    let old = std::mem::replace(&mut c.errhandler, errhandler);
-    rt.errhandlers.release(old)
+    runtime::lock().set_comm_errhandler(comm, errhandler)
 }
 
 pub unsafe fn comm_get_errhandler(comm: MPI_Comm, errhandler: *mut MPI_Errhandler) -> MpiResult {
     let errhandler = unsafe { out(errhandler, "errhandler") }?;
-    let mut rt = runtime::lock();
-    let h = rt.comms.get(comm)?.errhandler;
-    rt.errhandlers.retain(h)?;
-    *errhandler = h;
+    *errhandler = runtime::lock().comm_errhandler(comm)?;
     Ok(())
 }
 
@@ -72,7 +64,7 @@ pub unsafe fn comm_call_errhandler(comm: MPI_Comm, errorcode: c_int) -> MpiResul
 /// handle from `MPI_Comm_get_errhandler` may be one) and does nothing.
 pub unsafe fn errhandler_free(errhandler: *mut MPI_Errhandler) -> MpiResult {
     let errhandler = unsafe { out(errhandler, "errhandler") }?;
-    runtime::lock().errhandlers.release(*errhandler)?;
+    runtime::lock().errhandlers_mut().release(*errhandler)?;
     *errhandler = MPI_ERRHANDLER_NULL;
     Ok(())
 }

@@ -15,7 +15,7 @@ fn insert(rt: &mut Runtime, g: Group) -> MPI_Group {
     if g.size() == 0 {
         return MPI_GROUP_EMPTY;
     }
-    rt.groups.insert(g)
+    rt.groups_mut().insert(g)
 }
 
 /// `n` ints at `p` (`n` checked; NULL only when `n` is 0).
@@ -47,7 +47,7 @@ pub unsafe fn free(group: *mut MPI_Group) -> MpiResult {
     let mut rt = runtime::lock();
     if *group != MPI_GROUP_EMPTY {
         group_of(&rt, *group)?;
-        rt.groups.remove(*group);
+        rt.groups_mut().remove(*group);
     }
     *group = MPI_GROUP_NULL;
     Ok(())
@@ -191,7 +191,7 @@ fn select(group: MPI_Group, newgroup: *mut MPI_Group, ranks: Ranks, include: boo
 pub unsafe fn comm_group(comm: MPI_Comm, group: *mut MPI_Group) -> MpiResult {
     let group = unsafe { out(group, "group") }?;
     let mut rt = runtime::lock();
-    let members = rt.comms.get(comm)?.members.clone();
+    let members = rt.comms().get(comm)?.members.clone();
     *group = insert(&mut rt, Group { members });
     Ok(())
 }

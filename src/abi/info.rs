@@ -1,8 +1,7 @@
 //! Info objects through the C ABI, and `MPI_INFO_ENV` (read-only, built on
 //! first use from the process's command line and environment).
 use std::os::raw::{c_char, c_int};
-
-use once_cell::sync::Lazy;
+use std::sync::LazyLock;
 
 use crate::abi::args::{in_str, out, write_str};
 use crate::core::error::{MpiError, MpiResult};
@@ -11,7 +10,7 @@ use crate::core::runtime::{self, Runtime};
 use crate::mpi_abi::constants::*;
 use crate::mpi_abi::types::*;
 
-static INFO_ENV: Lazy<InfoObject> = Lazy::new(|| {
+static INFO_ENV: LazyLock<InfoObject> = LazyLock::new(|| {
     let args: Vec<String> = std::env::args().collect();
     let mut pairs = Vec::new();
     if let Some(cmd) = args.first() {
@@ -54,19 +53,19 @@ pub fn lookup(rt: &Runtime, h: MPI_Info) -> MpiResult<&InfoObject> {
     if h == MPI_INFO_ENV {
         return Ok(&INFO_ENV);
     }
-    rt.infos.get(h).ok_or_else(|| invalid(h))
+    rt.infos().get(h).ok_or_else(|| invalid(h))
 }
 
 fn lookup_mut(rt: &mut Runtime, h: MPI_Info) -> MpiResult<&mut InfoObject> {
     if h == MPI_INFO_ENV {
         return Err(MpiError::new(MPI_ERR_INFO, "MPI_INFO_ENV is read-only"));
     }
-    rt.infos.get_mut(h).ok_or_else(|| invalid(h))
+    rt.infos_mut().get_mut(h).ok_or_else(|| invalid(h))
 }
 
 pub unsafe fn create(info: *mut MPI_Info) -> MpiResult {
     let info = unsafe { out(info, "info") }?;
-    *info = runtime::lock().infos.insert(InfoObject::new());
+    *info = runtime::lock().infos_mut().insert(InfoObject::new());
     Ok(())
 }
 
@@ -178,7 +177,7 @@ pub unsafe fn dup(info: MPI_Info, newinfo: *mut MPI_Info) -> MpiResult {
     let newinfo = unsafe { out(newinfo, "newinfo") }?;
     let mut rt = runtime::lock();
     let copy = lookup(&rt, info)?.clone();
-    *newinfo = rt.infos.insert(copy);
+    *newinfo = rt.infos_mut().insert(copy);
     Ok(())
 }
 
@@ -188,7 +187,7 @@ pub unsafe fn free(info: *mut MPI_Info) -> MpiResult {
         return Err(MpiError::new(MPI_ERR_INFO, "MPI_INFO_ENV cannot be freed"));
     }
     runtime::lock()
-        .infos
+        .infos_mut()
         .remove(*info)
         .ok_or_else(|| invalid(*info))?;
     *info = MPI_INFO_NULL;

@@ -7,7 +7,7 @@ use std::time::Instant;
 use crate::abi::args::{out, write_str};
 use crate::core::abort;
 use crate::core::error::{MpiError, MpiResult};
-use crate::core::runtime::{self, WorldModel};
+use crate::core::runtime::{self, Runtime, WorldModel};
 use crate::mpi_abi::constants::*;
 use crate::mpi_abi::types::*;
 
@@ -36,80 +36,44 @@ pub unsafe fn init_thread(
 }
 
 fn init_world(required: c_int) -> MpiResult<c_int> {
-    let mut rt = runtime::lock();
-    match rt.world {
-        WorldModel::Initialized => {
-            return Err(MpiError::new(MPI_ERR_OTHER, "MPI_Init called twice"))
-        }
-        WorldModel::Finalized => return Err(MpiError::new(
-            MPI_ERR_OTHER,
-            "the world model cannot be initialized again after MPI_Finalize (use MPI_Session_init)",
-        )),
-        WorldModel::NotInitialized => {}
-    }
-    let epoch = rt.acquire_instance()?;
-    if let Err(e) = rt
-        .make_cards_visible()
-        .and_then(|_| rt.create_world_comms(epoch))
-    {
-        rt.release_instance();
-        return Err(e);
-    }
-    rt.world = WorldModel::Initialized;
-    rt.thread_level = required;
-    rt.main_thread = Some(std::thread::current().id());
+    let provided = Runtime::init_world(runtime::lock(), required)?;
     wtime_origin();
-    Ok(required)
+    Ok(provided)
 }
 
 /// `MPI_Finalize`.
 pub unsafe fn finalize() -> MpiResult {
-    let mut rt = runtime::lock();
-    if rt.world != WorldModel::Initialized {
-        return Err(MpiError::new(
-            MPI_ERR_OTHER,
-            "MPI_Finalize called without MPI_Init",
-        ));
-    }
-    rt.drop_world_comms();
-    rt.world = WorldModel::Finalized;
-    runtime::release_instance(rt);
-    Ok(())
+    Runtime::finalize_world(runtime::lock())
 }
 
 pub unsafe fn initialized(flag: *mut c_int) -> MpiResult {
     let flag = unsafe { out(flag, "flag") }?;
-    *flag = (runtime::lock().world != WorldModel::NotInitialized) as c_int;
+    *flag = (runtime::lock().world_state() != WorldModel::NotInitialized) as c_int;
     Ok(())
 }
 
 pub unsafe fn finalized(flag: *mut c_int) -> MpiResult {
     let flag = unsafe { out(flag, "flag") }?;
-    *flag = (runtime::lock().world == WorldModel::Finalized) as c_int;
+    *flag = (runtime::lock().world_state() == WorldModel::Finalized) as c_int;
     Ok(())
 }
 
 pub unsafe fn query_thread(provided: *mut c_int) -> MpiResult {
     let provided = unsafe { out(provided, "provided") }?;
-    let rt = runtime::lock();
-    *provided = if rt.world == WorldModel::Initialized {
-        rt.thread_level
-    } else {
-        MPI_THREAD_SINGLE
-    };
+    *provided = runtime::lock().world_thread_level();
     Ok(())
 }
 
 pub unsafe fn is_thread_main(flag: *mut c_int) -> MpiResult {
     let flag = unsafe { out(flag, "flag") }?;
     let rt = runtime::lock();
-    if rt.world != WorldModel::Initialized {
+    if rt.world_state() != WorldModel::Initialized {
         return Err(MpiError::new(
             MPI_ERR_OTHER,
             "MPI_Is_thread_main needs the world model initialized",
         ));
     }
-    *flag = (rt.main_thread == Some(std::thread::current().id())) as c_int;
+    *flag = rt.is_main_thread() as c_int;
     Ok(())
 }
 

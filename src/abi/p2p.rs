@@ -140,7 +140,7 @@ impl Route {
     /// The route to `dest` in `comm`; `None` for `MPI_PROC_NULL`.
     #[inline(always)]
     pub(crate) fn to(rt: &Runtime, comm: MPI_Comm, dest: c_int) -> MpiResult<Option<Route>> {
-        let c = rt.comms.get(comm)?;
+        let c = rt.comms().get(comm)?;
         if dest == MPI_PROC_NULL {
             return Ok(None);
         }
@@ -172,7 +172,7 @@ pub(crate) fn accepting(
     source: c_int,
     tag: c_int,
 ) -> MpiResult<Option<Pattern>> {
-    let c = rt.comms.get(comm)?;
+    let c = rt.comms().get(comm)?;
     if source == MPI_PROC_NULL {
         return Ok(None);
     }
@@ -241,7 +241,7 @@ unsafe fn begin_send(
         if blocking {
             return Ok(SendStart::Finished);
         }
-        return Ok(SendStart::Pending(rt.p2p.completed_null()));
+        return Ok(SendStart::Pending(rt.engine().completed_null()));
     };
     let args = route.send(buf, tag, mode);
     let (engine, endpoints) = rt.engine_and_endpoints()?;
@@ -297,7 +297,7 @@ unsafe fn send_contiguous_now(
         unsafe { std::slice::from_raw_parts(buf.cast::<u8>().wrapping_offset(t.true_lb()), len) }
     };
     let mut rt = runtime::lock();
-    let Some(c) = rt.comms.find(comm) else {
+    let Some(c) = rt.comms().find(comm) else {
         return false;
     };
     let Some(&to) = usize::try_from(dest).ok().and_then(|d| c.peers().get(d)) else {
@@ -329,7 +329,7 @@ pub unsafe fn start_recv(
 ) -> MpiResult<MPI_Request> {
     let (mut rt, buf, pattern) = unsafe { receive_parts(buf, n, datatype, source, tag, comm) }?;
     let Some(pattern) = pattern else {
-        return Ok(rt.p2p.completed_null());
+        return Ok(rt.engine().completed_null());
     };
     let (engine, endpoints) = rt.engine_and_endpoints()?;
     Ok(engine.irecv(endpoints, buf, pattern))
@@ -360,10 +360,10 @@ unsafe fn receive_parts(
 /// its error).
 pub fn wait_request(id: MPI_Request) -> MpiResult<MPI_Status> {
     let (status, error) = block_on(|rt| {
-        if !rt.p2p.is_complete(id)? {
+        if !rt.engine().is_complete(id)? {
             return Ok(None);
         }
-        Ok(Some(rt.p2p.take(id)?))
+        Ok(Some(rt.engine().take(id)?))
     })?
     .finish();
     match error {
@@ -524,12 +524,12 @@ pub unsafe fn recv(
         }
         None => {
             // The wait starts under this lock: the message may be there.
-            let outcome = block_on_locked(rt, |rt| Ok(rt.p2p.lane_outcome()));
+            let outcome = block_on_locked(rt, |rt| Ok(rt.engine().lane_outcome()));
             match outcome {
                 Ok(LaneOutcome::Received(st)) => return unsafe { finish_receive(status_out, &st) },
                 Ok(LaneOutcome::General(buf)) => buf,
                 Err(e) => {
-                    runtime::lock().p2p.disarm_lane();
+                    runtime::lock().engine().disarm_lane();
                     return Err(e);
                 }
             }
@@ -732,7 +732,7 @@ pub unsafe fn iprobe(
     rt.progress();
     let found = match probe_pattern(&rt, source, tag, comm)? {
         None => Some(proc_null_status()),
-        Some(pattern) => rt.p2p.iprobe(&pattern),
+        Some(pattern) => rt.engine().iprobe(&pattern),
     };
     *flag = found.is_some() as c_int;
     if let Some(st) = found {
@@ -750,7 +750,7 @@ pub unsafe fn probe(
     let status_out = unsafe { StatusOut::new(status) }?;
     let st = block_on(|rt| match probe_pattern(rt, source, tag, comm)? {
         None => Ok(Some(proc_null_status())),
-        Some(pattern) => Ok(rt.p2p.iprobe(&pattern)),
+        Some(pattern) => Ok(rt.engine().iprobe(&pattern)),
     })?;
     unsafe { write_status(status_out, &st) };
     Ok(())

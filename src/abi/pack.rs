@@ -16,7 +16,7 @@ use crate::mpi_abi::constants::*;
 use crate::mpi_abi::types::*;
 
 fn check_comm(comm: MPI_Comm) -> MpiResult {
-    runtime::lock().comms.get(comm).map(|_| ())
+    runtime::lock().comms().get(comm).map(|_| ())
 }
 
 /// A buffer size argument: non-negative.

@@ -32,7 +32,7 @@ fn invalid(h: MPI_Session) -> MpiError {
 }
 
 pub fn lookup(rt: &Runtime, h: MPI_Session) -> MpiResult<&Session> {
-    rt.sessions.get(h).ok_or_else(|| invalid(h))
+    rt.sessions().get(h).ok_or_else(|| invalid(h))
 }
 
 /// `MPI_Session_init`: local. Starts an epoch when none is open.
@@ -63,39 +63,41 @@ pub unsafe fn init(
     } else {
         crate::abi::info::lookup(&rt, info)?.clone()
     };
-    rt.errhandlers.check(errhandler)?;
+    rt.errhandlers().check(errhandler)?;
     let thread_level = requested.unwrap_or(MPI_THREAD_SINGLE);
     session_info.set("thread_level", thread_level_name(thread_level))?;
-    let new_epoch = rt.instance.is_none();
-    let epoch = rt.acquire_instance()?;
+    let (epoch, new_epoch) = rt.enter_instance()?;
     if new_epoch {
         // Under Hydra a card becomes visible only at a PMI barrier: there,
         // every process must start its epochs together (README).
         if let Err(e) = rt.make_cards_visible() {
-            rt.release_instance();
+            runtime::leave_instance(rt);
             return Err(e);
         }
     }
-    rt.errhandlers.retain(errhandler)?;
-    *session = rt.sessions.insert(Session {
+    match rt.add_session(Session {
         errhandler,
         info: session_info,
         thread_level,
         epoch,
-    });
-    Ok(())
+    }) {
+        Ok(h) => {
+            *session = h;
+            Ok(())
+        }
+        Err(e) => {
+            runtime::leave_instance(rt);
+            Err(e)
+        }
+    }
 }
 
 pub unsafe fn finalize(session: *mut MPI_Session) -> MpiResult {
     let session = unsafe { out(session, "session") }?;
     let mut rt = runtime::lock();
-    let s = rt
-        .sessions
-        .remove(*session)
-        .ok_or_else(|| invalid(*session))?;
-    let _ = rt.errhandlers.release(s.errhandler);
+    rt.free_session(*session).ok_or_else(|| invalid(*session))?;
     *session = MPI_SESSION_NULL;
-    runtime::release_instance(rt);
+    runtime::leave_instance(rt);
     Ok(())
 }
 
@@ -103,7 +105,7 @@ pub unsafe fn get_info(session: MPI_Session, info_used: *mut MPI_Info) -> MpiRes
     let info_used = unsafe { out(info_used, "info_used") }?;
     let mut rt = runtime::lock();
     let info = lookup(&rt, session)?.info.clone();
-    *info_used = rt.infos.insert(info);
+    *info_used = rt.infos_mut().insert(info);
     Ok(())
 }
 
@@ -158,7 +160,7 @@ pub unsafe fn get_pset_info(
     let members = rt.process()?.psets.members(&name)?;
     let mut pset_info = InfoObject::new();
     pset_info.set("mpi_size", &members.len().to_string())?;
-    *info = rt.infos.insert(pset_info);
+    *info = rt.infos_mut().insert(pset_info);
     Ok(())
 }
 
@@ -172,7 +174,7 @@ pub unsafe fn group_from_session_pset(
     let mut rt = runtime::lock();
     lookup(&rt, session)?;
     let members = rt.process()?.psets.members(&name)?;
-    *newgroup = rt.groups.insert(Group { members });
+    *newgroup = rt.groups_mut().insert(Group { members });
     Ok(())
 }
 
@@ -190,23 +192,12 @@ pub unsafe fn create_errhandler(
 }
 
 pub unsafe fn set_errhandler(session: MPI_Session, errhandler: MPI_Errhandler) -> MpiResult {
-    let mut rt = runtime::lock();
-    lookup(&rt, session)?;
-    rt.errhandlers.retain(errhandler)?;
-    let s = rt
-        .sessions
-        .get_mut(session)
-        .ok_or_else(|| invalid(session))?;
-    let old = std::mem::replace(&mut s.errhandler, errhandler);
-    rt.errhandlers.release(old)
+    runtime::lock().set_session_errhandler(session, errhandler, || invalid(session))
 }
 
 pub unsafe fn get_errhandler(session: MPI_Session, errhandler: *mut MPI_Errhandler) -> MpiResult {
     let errhandler = unsafe { out(errhandler, "errhandler") }?;
-    let mut rt = runtime::lock();
-    let h = lookup(&rt, session)?.errhandler;
-    rt.errhandlers.retain(h)?;
-    *errhandler = h;
+    *errhandler = runtime::lock().session_errhandler(session, || invalid(session))?;
     Ok(())
 }
 

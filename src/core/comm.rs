@@ -9,14 +9,14 @@ use std::os::raw::c_int;
 use std::sync::Arc;
 
 use super::attributes::Attributes;
+use super::epoch::Epoch;
 use super::error::{MpiError, MpiResult};
 use super::handles::{HandleTable, ObjectKind};
 use super::info::InfoObject;
 use crate::mpi_abi::constants::*;
 use crate::mpi_abi::types::*;
 
-/// A process of the job, by its rank in the launcher's job (PMI rank).
-pub type ProcessId = u32;
+pub use crate::bootstrap::ProcessId;
 
 pub struct Communicator {
     /// Members, in communicator rank order.
@@ -26,7 +26,7 @@ pub struct Communicator {
     /// Unique among live communicators of this process, across epochs.
     pub context_id: u64,
     /// The epoch this communicator belongs to.
-    pub epoch: u64,
+    pub epoch: Epoch,
     pub errhandler: MPI_Errhandler,
     pub name: String,
     pub info: InfoObject,
@@ -42,14 +42,14 @@ impl Communicator {
     pub fn new(
         members: Arc<[ProcessId]>,
         rank: usize,
-        epoch: u64,
+        epoch: Epoch,
         number: u64,
         errhandler: MPI_Errhandler,
     ) -> Communicator {
         Communicator {
             members,
             rank,
-            context_id: super::runtime::context_id(epoch, number),
+            context_id: epoch.context_id(number),
             epoch,
             errhandler,
             name: String::new(),
@@ -97,11 +97,13 @@ impl Communicator {
     }
 }
 
+/// The communicators of the process: the world model's two predefined
+/// ones while it is initialized, and the user communicators.
 #[derive(Default)]
 pub struct Comms {
-    pub world: Option<Communicator>,
-    pub self_comm: Option<Communicator>,
-    pub user: Option<HandleTable<Communicator>>,
+    world: Option<Communicator>,
+    self_comm: Option<Communicator>,
+    user: Option<HandleTable<Communicator>>,
 }
 
 fn invalid(h: MPI_Comm) -> MpiError {
@@ -160,11 +162,14 @@ impl Comms {
         found.ok_or_else(|| invalid(h))
     }
 
-    pub fn insert(&mut self, comm: Communicator) -> MPI_Comm {
+    /// Adds a user communicator (through `Runtime::add_comm`, which takes
+    /// its error handler reference).
+    pub(in crate::core) fn insert(&mut self, comm: Communicator) -> MPI_Comm {
         self.table().insert(comm)
     }
 
-    pub fn remove(&mut self, h: MPI_Comm) -> MpiResult<Communicator> {
+    /// Removes a user communicator (through `Runtime::free_comm`).
+    pub(in crate::core) fn remove(&mut self, h: MPI_Comm) -> MpiResult<Communicator> {
         if h == MPI_COMM_WORLD || h == MPI_COMM_SELF {
             return Err(MpiError::new(
                 MPI_ERR_COMM,
@@ -181,8 +186,22 @@ impl Comms {
             .map_or(Vec::new(), |t| t.iter().map(|(h, _)| h).collect())
     }
 
-    /// Live user communicators (for leak checks at the end of an epoch).
-    pub fn user_count(&self) -> usize {
-        self.user.as_ref().map_or(0, |t| t.len())
+    /// `MPI_COMM_WORLD` and `MPI_COMM_SELF` while the world model is
+    /// initialized.
+    pub fn predefined(&self) -> Option<(&Communicator, &Communicator)> {
+        Some((self.world.as_ref()?, self.self_comm.as_ref()?))
+    }
+
+    /// Installs `MPI_COMM_WORLD` and `MPI_COMM_SELF` (`MPI_Init`).
+    pub fn set_predefined(&mut self, world: Communicator, self_comm: Communicator) {
+        self.world = Some(world);
+        self.self_comm = Some(self_comm);
+    }
+
+    /// Removes `MPI_COMM_WORLD` and `MPI_COMM_SELF` (`MPI_Finalize`).
+    pub fn take_predefined(&mut self) -> impl Iterator<Item = Communicator> {
+        [self.world.take(), self.self_comm.take()]
+            .into_iter()
+            .flatten()
     }
 }

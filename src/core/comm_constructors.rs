@@ -29,9 +29,10 @@ use super::collective::executor::block;
 use super::collective::gather::allgather_bytes;
 use super::collective::layout::Blocks;
 use super::comm::{Communicator, ProcessId};
+use super::context_numbers::pre_context_number;
 use super::error::{MpiError, MpiResult};
 use super::group::Group;
-use super::runtime::{self, context_id};
+use super::runtime;
 use crate::mpi_abi::constants::*;
 use crate::mpi_abi::types::{MPI_Comm, MPI_Errhandler, MPI_Group};
 
@@ -55,11 +56,8 @@ impl Drop for InFlight {
 }
 
 /// This process's proposal: its next free context number (reserved).
-fn reserve_proposal() -> u64 {
-    let mut rt = runtime::lock();
-    let n = rt.next_context_number;
-    rt.next_context_number += 2;
-    n
+fn reserve_proposal() -> MpiResult<u64> {
+    Ok(runtime::lock().contexts()?.1.reserve(2))
 }
 
 /// Every member's `value`, in rank order.
@@ -85,58 +83,30 @@ async fn agree(call: &Call, mut proposal: u64, in_flight: bool) -> MpiResult<u64
         let all = allgather_u64(call, proposal | u64::from(busy)).await?;
         let number = all.iter().map(|v| v & !1).max().unwrap_or(proposal);
         if all.iter().all(|v| v & 1 == 0) {
-            let mut rt = runtime::lock();
-            rt.next_context_number = rt.next_context_number.max(number + 2);
+            runtime::lock().contexts()?.1.skip_past(number, 2);
             return Ok(number);
         }
         // Claim `number` if it is still free here: nothing at or above the
         // next free number is taken, and our own proposal is ours alone.
-        let free = {
-            let mut rt = runtime::lock();
-            let free = number >= rt.next_context_number || number == proposal;
-            if free {
-                rt.next_context_number = rt.next_context_number.max(number + 2);
-            }
-            free
-        };
+        let free = runtime::lock().contexts()?.1.claim(number, proposal);
         let verdicts = allgather_u64(call, u64::from(!free)).await?;
         if verdicts.iter().all(|&v| v == 0) {
             return Ok(number);
         }
         // Someone had given it away: everyone moves past it and tries again.
-        {
-            let mut rt = runtime::lock();
-            rt.next_context_number = rt.next_context_number.max(number + 2);
-        }
-        proposal = reserve_proposal();
+        runtime::lock().contexts()?.1.skip_past(number, 2);
+        proposal = reserve_proposal()?;
     }
 }
 
 /// Agrees on a context number among the members of `ch` (blocking).
 fn agree_context_number(ch: &Channel) -> MpiResult<u64> {
-    let proposal = reserve_proposal();
+    let proposal = reserve_proposal()?;
     block(agree(
         &Call::with_tag(ch.clone(), COLLECTIVE_TAG),
         proposal,
         false,
     ))
-}
-
-/// Context numbers with this bit set are *pre-contexts*: the channel on
-/// which the members of a group agree on a new communicator's context id
-/// before the communicator exists (`MPI_Comm_create_from_group`). Derived
-/// from the string tag, the members and a per-(tag, members) count, so
-/// concurrent creations from overlapping groups with different tags talk on
-/// different contexts, and a tag used again starts a new agreement.
-const PRE_CONTEXT_BIT: u64 = 1 << 39;
-
-pub(crate) fn pre_context_number(tag: &str, members: &[ProcessId], use_count: u64) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    tag.hash(&mut h);
-    members.hash(&mut h);
-    use_count.hash(&mut h);
-    PRE_CONTEXT_BIT | ((h.finish() & ((1 << 37) - 1)) << 1)
 }
 
 /// `MPI_Comm_create_from_group`: collective over the group's members only;
@@ -152,28 +122,28 @@ pub fn create_from_group(
         if g.size() == 0 {
             return Ok(MPI_COMM_NULL);
         }
-        rt.errhandlers.check(errhandler)?;
-        let epoch = rt
-            .current_epoch()
-            .ok_or_else(|| MpiError::new(MPI_ERR_OTHER, "no session or world model is open"))?;
-        let me = rt.process()?.placement.rank;
+        rt.errhandlers().check(errhandler)?;
+        if rt.current_epoch().is_none() {
+            return Err(MpiError::new(
+                MPI_ERR_OTHER,
+                "no session or world model is open",
+            ));
+        }
+        let me = rt.job_rank()?;
         let rank = g.rank_of(me).ok_or_else(|| {
             MpiError::new(
                 MPI_ERR_GROUP,
                 "the calling process is not a member of the group",
             )
         })?;
-        let count = rt
-            .creation_counts
-            .entry((tag.to_string(), g.members.to_vec()))
-            .or_insert(0);
-        *count += 1;
-        (g.members.clone(), rank, epoch, *count)
+        let (epoch, contexts) = rt.contexts()?;
+        let count = contexts.count_creation(tag.to_string(), g.members.to_vec());
+        (g.members.clone(), rank, epoch, count)
     };
     let ch = Channel {
         members: members.clone(),
         rank,
-        context_id: context_id(epoch, pre_context_number(tag, &members, use_count)),
+        context_id: epoch.context_id(pre_context_number(tag, &members, use_count)),
     };
     let number = agree_context_number(&ch)?;
     let mut rt = runtime::lock();
@@ -183,10 +153,7 @@ pub fn create_from_group(
             "the epoch ended during communicator creation",
         ));
     }
-    rt.errhandlers.retain(errhandler)?;
-    Ok(rt
-        .comms
-        .insert(Communicator::new(members, rank, epoch, number, errhandler)))
+    rt.add_comm(Communicator::new(members, rank, epoch, number, errhandler))
 }
 
 /// A group handle's group (`MPI_GROUP_EMPTY` included).
@@ -194,7 +161,7 @@ pub fn group_of(rt: &runtime::Runtime, h: MPI_Group) -> MpiResult<Group> {
     if h == MPI_GROUP_EMPTY {
         return Ok(Group::empty());
     }
-    rt.groups.get(h).cloned().ok_or_else(|| {
+    rt.groups().get(h).cloned().ok_or_else(|| {
         if h == MPI_GROUP_NULL {
             MpiError::new(MPI_ERR_GROUP, "MPI_GROUP_NULL is not a valid group here")
         } else {
@@ -217,13 +184,9 @@ fn install(
     number: u64,
 ) -> MpiResult<MPI_Comm> {
     let mut rt = runtime::lock();
-    let p = rt.comms.get(parent)?;
-    let epoch = p.epoch;
-    let errhandler = p.errhandler;
-    rt.errhandlers.retain(errhandler)?;
-    Ok(rt
-        .comms
-        .insert(Communicator::new(members, rank, epoch, number, errhandler)))
+    let p = rt.comms().get(parent)?;
+    let (epoch, errhandler) = (p.epoch, p.errhandler);
+    rt.add_comm(Communicator::new(members, rank, epoch, number, errhandler))
 }
 
 /// `MPI_Comm_dup`: same members and order, new context.
@@ -245,13 +208,20 @@ pub fn start_idup(
     let ch = Call::channel(comm)?;
     let (epoch, errhandler) = {
         let mut rt = runtime::lock();
-        let p = rt.comms.get(comm)?;
+        let p = rt.comms().get(comm)?;
         let (epoch, errhandler) = (p.epoch, p.errhandler);
-        rt.errhandlers.retain(errhandler)?;
+        // The new communicator's reference, taken now (see above).
+        rt.errhandlers_mut().retain(errhandler)?;
         (epoch, errhandler)
     };
     let call = Call::start(ch);
-    let proposal = reserve_proposal();
+    let proposal = match reserve_proposal() {
+        Ok(proposal) => proposal,
+        Err(e) => {
+            let _ = runtime::lock().errhandlers_mut().release(errhandler);
+            return Err(e);
+        }
+    };
     let in_flight = InFlight::new();
     Ok(async move {
         let agreed = agree(&call, proposal, true).await;
@@ -259,11 +229,11 @@ pub fn start_idup(
         let number = match agreed {
             Ok(number) => number,
             Err(e) => {
-                let _ = rt.errhandlers.release(errhandler);
+                let _ = rt.errhandlers_mut().release(errhandler);
                 return Err(e);
             }
         };
-        let created = rt.comms.insert(Communicator::new(
+        let created = rt.add_comm_holding_errhandler(Communicator::new(
             call.ch.members.clone(),
             call.ch.rank,
             epoch,
@@ -329,7 +299,7 @@ pub fn create(comm: MPI_Comm, group: MPI_Group) -> MpiResult<MPI_Comm> {
 pub fn create_group(comm: MPI_Comm, group: MPI_Group, tag: c_int) -> MpiResult<MPI_Comm> {
     let (g, parent_context, epoch, me) = {
         let rt = runtime::lock();
-        let c = rt.comms.get(comm)?;
+        let c = rt.comms().get(comm)?;
         let me = c.members[c.rank];
         (group_of(&rt, group)?, c.context_id, c.epoch, me)
     };
@@ -342,29 +312,15 @@ pub fn create_group(comm: MPI_Comm, group: MPI_Group, tag: c_int) -> MpiResult<M
             "the calling process is not a member of the group",
         )
     })?;
-    let use_count = {
-        let mut rt = runtime::lock();
-        let count = rt
-            .creation_counts
-            .entry((
-                format!("create_group:{parent_context}:{tag}"),
-                g.members.to_vec(),
-            ))
-            .or_insert(0);
-        *count += 1;
-        *count
-    };
+    let creation = format!("create_group:{parent_context}:{tag}");
+    let use_count = runtime::lock()
+        .contexts()?
+        .1
+        .count_creation(creation.clone(), g.members.to_vec());
     let ch = Channel {
         members: g.members.clone(),
         rank,
-        context_id: context_id(
-            epoch,
-            pre_context_number(
-                &format!("create_group:{parent_context}:{tag}"),
-                &g.members,
-                use_count,
-            ),
-        ),
+        context_id: epoch.context_id(pre_context_number(&creation, &g.members, use_count)),
     };
     let number = agree_context_number(&ch)?;
     install(comm, g.members.clone(), rank, number)

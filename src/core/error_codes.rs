@@ -8,9 +8,9 @@
 //! Every code stays below `MPI_ERR_LASTCODE`.
 use std::collections::HashMap;
 use std::os::raw::c_int;
-use std::sync::Mutex;
+use std::sync::LazyLock;
 
-use once_cell::sync::Lazy;
+use crate::core::locks::{Level, OrderedGuard, OrderedMutex};
 
 use super::error::{class_text, is_predefined_class, MpiError};
 use crate::mpi_abi::constants::*;
@@ -30,18 +30,21 @@ struct Registry {
     strings: HashMap<c_int, String>,
 }
 
-static REGISTRY: Lazy<Mutex<Registry>> = Lazy::new(|| {
-    Mutex::new(Registry {
-        ring: vec![None; RING_SIZE],
-        next_ring_index: 1,
-        user_classes: 0,
-        user_codes: Vec::new(),
-        strings: HashMap::new(),
-    })
+static REGISTRY: LazyLock<OrderedMutex<Registry>> = LazyLock::new(|| {
+    OrderedMutex::new(
+        Level::ErrorCodes,
+        Registry {
+            ring: vec![None; RING_SIZE],
+            next_ring_index: 1,
+            user_classes: 0,
+            user_codes: Vec::new(),
+            strings: HashMap::new(),
+        },
+    )
 });
 
-fn registry() -> std::sync::MutexGuard<'static, Registry> {
-    REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
+fn registry() -> OrderedGuard<'static, Registry> {
+    REGISTRY.lock()
 }
 
 /// Records a raised error and returns the code that names it.

@@ -11,9 +11,11 @@ use std::sync::Arc;
 use super::collective::algorithms::allreduce_max_u64;
 use super::collective::channel::{Channel, COLLECTIVE_TAG};
 use super::comm::{Communicator, ProcessId};
-use super::comm_constructors::{group_of, pre_context_number};
+use super::comm_constructors::group_of;
+use super::context_numbers::pre_context_number;
+use super::epoch::Epoch;
 use super::error::{MpiError, MpiResult};
-use super::runtime::{self, context_id};
+use super::runtime;
 use crate::mpi_abi::constants::*;
 use crate::mpi_abi::types::{MPI_Comm, MPI_Errhandler, MPI_Group};
 
@@ -64,16 +66,16 @@ fn share_from_leader(ch: &Channel, leader: usize, values: &[u64]) -> MpiResult<V
 }
 
 /// This process's proposal: its next free context number (reserved).
-fn reserve_proposal() -> u64 {
-    let mut rt = runtime::lock();
-    let n = rt.next_context_number;
-    rt.next_context_number += INTERCOMM_CONTEXTS;
-    n
+fn reserve_proposal() -> MpiResult<u64> {
+    Ok(runtime::lock().contexts()?.1.reserve(INTERCOMM_CONTEXTS))
 }
 
-fn settle(number: u64) {
-    let mut rt = runtime::lock();
-    rt.next_context_number = rt.next_context_number.max(number + INTERCOMM_CONTEXTS);
+fn settle(number: u64) -> MpiResult {
+    runtime::lock()
+        .contexts()?
+        .1
+        .skip_past(number, INTERCOMM_CONTEXTS);
+    Ok(())
 }
 
 fn check_leader(leader: c_int, size: usize, what: &str) -> MpiResult {
@@ -86,21 +88,18 @@ fn check_leader(leader: c_int, size: usize, what: &str) -> MpiResult {
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
 fn install(
     local: Arc<[ProcessId]>,
     rank: usize,
     remote: Arc<[ProcessId]>,
-    epoch: u64,
+    epoch: Epoch,
     number: u64,
     errhandler: MPI_Errhandler,
 ) -> MpiResult<MPI_Comm> {
-    let mut rt = runtime::lock();
-    rt.errhandlers.retain(errhandler)?;
-    Ok(rt.comms.insert(Communicator {
+    runtime::lock().add_comm(Communicator {
         remote: Some(remote),
         ..Communicator::new(local, rank, epoch, number, errhandler)
-    }))
+    })
 }
 
 /// `MPI_Intercomm_create`: the leaders talk on `peer_comm` with `tag`.
@@ -113,7 +112,7 @@ pub fn create(
 ) -> MpiResult<MPI_Comm> {
     let (local, epoch, errhandler) = {
         let rt = runtime::lock();
-        let c = rt.comms.get(local_comm)?;
+        let c = rt.comms().get(local_comm)?;
         if c.is_inter() {
             return Err(MpiError::new(
                 MPI_ERR_COMM,
@@ -123,13 +122,13 @@ pub fn create(
         (Channel::of(c), c.epoch, c.errhandler)
     };
     check_leader(local_leader, local.size(), "local_leader")?;
-    let proposal = allreduce_max_u64(&local, reserve_proposal())?;
+    let proposal = allreduce_max_u64(&local, reserve_proposal()?)?;
     let mut remote_members = Vec::new();
     let mut number = proposal;
     if local.rank == local_leader as usize {
         let peer = {
             let rt = runtime::lock();
-            let p = rt.comms.get(peer_comm)?;
+            let p = rt.comms().get(peer_comm)?;
             p.check_rank(remote_leader)?;
             Channel {
                 members: p.peers().clone(),
@@ -154,7 +153,7 @@ pub fn create(
     shared.extend(remote_members.iter());
     let shared = share_from_leader(&local, local_leader as usize, &shared)?;
     let number = shared[0];
-    settle(number);
+    settle(number)?;
     let remote: Arc<[ProcessId]> = shared[1..].iter().map(|&p| p as ProcessId).collect();
     if remote.iter().any(|p| local.members.contains(p)) {
         return Err(MpiError::new(
@@ -186,20 +185,20 @@ pub fn create_from_groups(
         let mut rt = runtime::lock();
         let local = group_of(&rt, local_group)?;
         let remote = group_of(&rt, remote_group)?;
-        rt.errhandlers.check(errhandler)?;
-        let epoch = rt
-            .current_epoch()
-            .ok_or_else(|| MpiError::new(MPI_ERR_OTHER, "no session or world model is open"))?;
-        let me = rt.process()?.placement.rank;
+        rt.errhandlers().check(errhandler)?;
+        if rt.current_epoch().is_none() {
+            return Err(MpiError::new(
+                MPI_ERR_OTHER,
+                "no session or world model is open",
+            ));
+        }
+        let me = rt.job_rank()?;
         let mut all = local.members.to_vec();
         all.extend(remote.members.iter());
         all.sort_unstable();
-        let count = rt
-            .creation_counts
-            .entry((format!("intercomm:{tag}"), all))
-            .or_insert(0);
-        *count += 1;
-        (local, remote, epoch, me, *count)
+        let (epoch, contexts) = rt.contexts()?;
+        let count = contexts.count_creation(format!("intercomm:{tag}"), all);
+        (local, remote, epoch, me, count)
     };
     check_leader(local_leader, local.size(), "local_leader")?;
     check_leader(remote_leader, remote.size(), "remote_leader")?;
@@ -218,12 +217,13 @@ pub fn create_from_groups(
     let local_ch = Channel {
         members: local.members.clone(),
         rank,
-        context_id: context_id(
-            epoch,
-            pre_context_number(&format!("intercomm-local:{tag}"), &local.members, use_count),
-        ),
+        context_id: epoch.context_id(pre_context_number(
+            &format!("intercomm-local:{tag}"),
+            &local.members,
+            use_count,
+        )),
     };
-    let proposal = allreduce_max_u64(&local_ch, reserve_proposal())?;
+    let proposal = allreduce_max_u64(&local_ch, reserve_proposal()?)?;
     let mut number = proposal;
     if rank == local_leader as usize {
         let a = local.members[local_leader as usize];
@@ -235,10 +235,11 @@ pub fn create_from_groups(
         let leaders = Channel {
             members: pair,
             rank: usize::from(a > b),
-            context_id: context_id(
-                epoch,
-                pre_context_number(&format!("intercomm-leaders:{tag}"), &all, use_count),
-            ),
+            context_id: epoch.context_id(pre_context_number(
+                &format!("intercomm-leaders:{tag}"),
+                &all,
+                use_count,
+            )),
         };
         let mut theirs = [0u8; 8];
         leaders.exchange(
@@ -250,7 +251,7 @@ pub fn create_from_groups(
         number = number.max(u64::from_le_bytes(theirs));
     }
     let number = share_from_leader(&local_ch, local_leader as usize, &[number])?[0];
-    settle(number);
+    settle(number)?;
     install(
         local.members.clone(),
         rank,
@@ -266,7 +267,7 @@ pub fn create_from_groups(
 pub fn merge(intercomm: MPI_Comm, high: bool) -> MpiResult<MPI_Comm> {
     let (local, remote, rank, cid, epoch, errhandler) = {
         let rt = runtime::lock();
-        let c = rt.comms.get(intercomm)?;
+        let c = rt.comms().get(intercomm)?;
         let remote = c.remote.clone().ok_or_else(|| {
             MpiError::new(
                 MPI_ERR_COMM,
@@ -326,20 +327,11 @@ pub fn merge(intercomm: MPI_Comm, high: bool) -> MpiResult<MPI_Comm> {
         rank: my_rank,
         context_id: cid + 3,
     };
-    let proposal = {
-        let mut rt = runtime::lock();
-        let n = rt.next_context_number;
-        rt.next_context_number += 2;
-        n
-    };
+    let proposal = runtime::lock().contexts()?.1.reserve(2);
     let number = allreduce_max_u64(&merged_ch, proposal)?;
-    {
-        let mut rt = runtime::lock();
-        rt.next_context_number = rt.next_context_number.max(number + 2);
-    }
     let mut rt = runtime::lock();
-    rt.errhandlers.retain(errhandler)?;
-    Ok(rt.comms.insert(Communicator::new(
+    rt.contexts()?.1.skip_past(number, 2);
+    rt.add_comm(Communicator::new(
         merged, my_rank, epoch, number, errhandler,
-    )))
+    ))
 }

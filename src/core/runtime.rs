@@ -1,31 +1,44 @@
-//! The process-wide runtime: every MPI object and the instance state behind
-//! one lock. One lock gives `MPI_THREAD_MULTIPLE` honestly; it is split only
-//! where a benchmark shows it matters. Error handlers and user callbacks are
-//! never called with the lock held.
-use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard};
+//! The process-wide runtime: the process, its epochs, the world model, the
+//! MPI objects (communicators, sessions, groups, info, error handlers,
+//! attribute keys) and the point-to-point engine, behind the `RUNTIME`
+//! lock (see `locks` for the other process-wide locks and their order).
+//!
+//! Fields are private: each concern has its own accessors
+//! ([`Runtime::comms`], [`Runtime::engine`], [`Runtime::errhandlers`],
+//! [`Runtime::keyvals`], ...), and an operation that spans two concerns is
+//! a method here, so the invariants between them hold in one place: a
+//! communicator or session holds a reference on its error handler
+//! ([`Runtime::add_comm`], [`Runtime::free_comm`],
+//! [`Runtime::set_comm_errhandler`], and the session twins), the world
+//! model's communicators exist exactly while it is initialized, and an
+//! epoch's objects go when it ends ([`leave_instance`]).
+//!
+//! One lock gives `MPI_THREAD_MULTIPLE` honestly, and the point-to-point
+//! fast path takes no other. Error handlers and user callbacks are never
+//! called with it held.
+use std::os::raw::c_int;
+use std::sync::LazyLock;
 use std::thread::ThreadId;
-
-use once_cell::sync::Lazy;
 
 use super::attributes::Keyvals;
 use super::comm::{Comms, Communicator};
+use super::context_numbers::{ContextNumbers, SELF_CONTEXT, WORLD_CONTEXT};
+use super::epoch::{Epoch, Epochs};
 use super::errhandler::Errhandlers;
 use super::error::{MpiError, MpiResult};
 use super::group::Group;
 use super::handles::{HandleTable, ObjectKind};
 use super::info::InfoObject;
-use super::instance::{Instance, Process};
+use super::locks::{Level, OrderedGuard, OrderedMutex};
 use super::p2p::engine::Engine;
+use super::process::Process;
 use super::session::Session;
-use crate::bootstrap::card::{card_key, Card};
-use crate::config::TransportChoice;
+use crate::bootstrap::card::Card;
 use crate::mpi_abi::constants::*;
+use crate::mpi_abi::types::*;
 use crate::transport::endpoints::Endpoints;
-use crate::transport::shm::inbox::{inbox_name, ShmTransport};
-use crate::transport::tcp::TcpTransport;
-use crate::transport::ProcessId;
 
+/// Where the world model (`MPI_Init` ... `MPI_Finalize`) is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WorldModel {
     NotInitialized,
@@ -33,257 +46,129 @@ pub enum WorldModel {
     Finalized,
 }
 
+/// The world model's state and what `MPI_Init_thread` settled.
+struct World {
+    state: WorldModel,
+    /// The thread level provided.
+    thread_level: c_int,
+    /// The thread that initialized it.
+    main_thread: Option<ThreadId>,
+}
+
 pub struct Runtime {
-    pub process: Option<Process>,
-    pub instance: Option<Instance>,
-    /// Epochs started so far; the current one is this number.
-    pub epochs_started: u64,
-    pub world: WorldModel,
-    /// Thread level provided to the world model.
-    pub thread_level: i32,
-    pub main_thread: Option<ThreadId>,
-    pub comms: Comms,
-    pub infos: HandleTable<InfoObject>,
-    pub errhandlers: Errhandlers,
-    /// Point-to-point matching and requests (process-level).
-    pub p2p: Engine,
-    /// The lowest context number this process has not used in this epoch.
-    pub next_context_number: u64,
-    pub sessions: HandleTable<Session>,
-    pub groups: HandleTable<Group>,
-    /// How often each (string tag, members) pair made a communicator in
-    /// this epoch (`MPI_Comm_create_from_group`).
-    pub creation_counts: HashMap<(String, Vec<ProcessId>), u64>,
-    pub keyvals: Keyvals,
-    /// With `MPIR_CVAR_FINALIZE_ATEXIT`, the transports of the last epoch,
-    /// kept for the next one (and torn down at exit).
-    retained_endpoints: Option<Endpoints>,
+    process: Option<Process>,
+    epochs: Epochs,
+    world: World,
+    comms: Comms,
+    sessions: HandleTable<Session>,
+    groups: HandleTable<Group>,
+    infos: HandleTable<InfoObject>,
+    errhandlers: Errhandlers,
+    keyvals: Keyvals,
+    /// Point-to-point matching and requests (process-level: a message of
+    /// a newer epoch may arrive before this process enters it).
+    engine: Engine,
 }
 
-/// Context ids: the epoch in the high bits, so ids never repeat across
-/// epochs, and a per-epoch number below. Each communicator takes two: an
-/// even one for point-to-point and the next for its collectives.
-pub const CONTEXT_EPOCH_SHIFT: u32 = 40;
-/// The context ids of the world model's communicators in every epoch.
-pub const WORLD_CONTEXT: u64 = 2;
-pub const SELF_CONTEXT: u64 = 4;
-/// Context numbers below this are reserved for predefined communicators.
-pub const FIRST_DYNAMIC_CONTEXT: u64 = 16;
-
-pub fn context_id(epoch: u64, number: u64) -> u64 {
-    (epoch << CONTEXT_EPOCH_SHIFT) | number
-}
-
-pub fn epoch_of_context(context_id: u64) -> u64 {
-    context_id >> CONTEXT_EPOCH_SHIFT
-}
-
-static RUNTIME: Lazy<Mutex<Runtime>> = Lazy::new(|| {
+static RUNTIME: LazyLock<OrderedMutex<Runtime>> = LazyLock::new(|| {
     crate::config::get();
-    Mutex::new(Runtime {
-        process: None,
-        instance: None,
-        epochs_started: 0,
-        world: WorldModel::NotInitialized,
-        thread_level: MPI_THREAD_SINGLE,
-        main_thread: None,
-        comms: Comms::default(),
-        infos: HandleTable::new(ObjectKind::Info),
-        errhandlers: Errhandlers::default(),
-        p2p: Engine::default(),
-        next_context_number: FIRST_DYNAMIC_CONTEXT,
-        sessions: HandleTable::new(ObjectKind::Session),
-        groups: HandleTable::new(ObjectKind::Group),
-        creation_counts: HashMap::new(),
-        keyvals: Keyvals::default(),
-        retained_endpoints: None,
-    })
+    OrderedMutex::new(
+        Level::Runtime,
+        Runtime {
+            process: None,
+            epochs: Epochs::default(),
+            world: World {
+                state: WorldModel::NotInitialized,
+                thread_level: MPI_THREAD_SINGLE,
+                main_thread: None,
+            },
+            comms: Comms::default(),
+            sessions: HandleTable::new(ObjectKind::Session),
+            groups: HandleTable::new(ObjectKind::Group),
+            infos: HandleTable::new(ObjectKind::Info),
+            errhandlers: Errhandlers::default(),
+            keyvals: Keyvals::default(),
+            engine: Engine::default(),
+        },
+    )
 });
 
 /// The runtime, locked.
-pub type RuntimeGuard = MutexGuard<'static, Runtime>;
+pub type RuntimeGuard = OrderedGuard<'static, Runtime>;
 
 /// Locks the runtime. A panic while it was held (already reported as
 /// MPI_ERR_INTERN) does not make it unusable.
+#[inline]
 pub fn lock() -> RuntimeGuard {
-    RUNTIME.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// This epoch's TCP transport: listening on `OXMPI_IFACE` (else loopback
-/// for a job on one node, else the first interface that is up), authenticated with the launcher's job secret
-/// (`OXMPI_JOB_SECRET`; under another launcher, the KVS name).
-fn open_tcp(
-    me: ProcessId,
-    epoch: u64,
-    job_id: &str,
-    kvsname: &str,
-    single_node: bool,
-) -> MpiResult<TcpTransport> {
-    let config = crate::config::get();
-    // A job on one node needs no network interface: loopback will do.
-    let iface = config
-        .iface
-        .as_deref()
-        .or(single_node.then_some("127.0.0.1"));
-    let bind = crate::transport::tcp::listen_address(iface).map_err(|e| {
-        MpiError::new(
-            MPI_ERR_OTHER,
-            format!("TCP listening address (OXMPI_IFACE): {e}"),
-        )
-    })?;
-    let secret = std::env::var("OXMPI_JOB_SECRET")
-        .ok()
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| kvsname.to_string());
-    let secret: String = secret
-        .chars()
-        .take(crate::transport::tcp::SECRET_MAX)
-        .collect();
-    TcpTransport::new(me, epoch, job_id, &secret, bind)
-        .map_err(|e| MpiError::new(MPI_ERR_OTHER, format!("TCP transport on {bind}: {e}")))
-}
-
-/// A finalize: stops using the instance; when that ends the epoch, joins
-/// the nonblocking-collective worker (which belongs to the epoch) after
-/// letting go of the lock.
-pub fn release_instance(mut rt: MutexGuard<'static, Runtime>) {
-    rt.release_instance();
-    let epoch_ended = rt.instance.is_none();
-    drop(rt);
-    if epoch_ended {
-        super::collective::executor::quiesce();
-    }
+    RUNTIME.lock()
 }
 
 /// The lock, if no other thread holds it (for the exit handler).
-pub fn try_lock() -> Option<MutexGuard<'static, Runtime>> {
-    match RUNTIME.try_lock() {
-        Ok(guard) => Some(guard),
-        Err(std::sync::TryLockError::Poisoned(e)) => Some(e.into_inner()),
-        Err(std::sync::TryLockError::WouldBlock) => None,
-    }
+pub fn try_lock() -> Option<RuntimeGuard> {
+    RUNTIME.try_lock()
+}
+
+/// A finalize (of the world model or a session): stops using the instance;
+/// when that was its last user, ends the epoch (see `epoch`), then, with
+/// the lock let go, joins the nonblocking-collective worker (which belongs
+/// to the epoch).
+pub fn leave_instance(mut rt: RuntimeGuard) {
+    let Some(epoch) = rt.epochs.leave() else {
+        return;
+    };
+    // Eager messages complete at the sender when buffered: deliver what
+    // still waits before the epoch's transports go.
+    rt.drain_outgoing();
+    rt.drop_epoch_objects(epoch);
+    rt.epochs.close();
+    drop(rt);
+    super::collective::executor::quiesce();
 }
 
 impl Runtime {
-    /// Process exit: ends any open epoch and finalizes PMI.
-    pub fn end_process(&mut self) {
-        if self.instance.is_some() {
-            log::debug!("process exits with epoch {:?} open", self.current_epoch());
-            self.drop_world_comms();
-            self.instance = None;
+    // ---- The process and its epochs ----
+
+    /// What this process learned from its launcher (after the first
+    /// initialization).
+    pub fn process(&self) -> MpiResult<&Process> {
+        self.process
+            .as_ref()
+            .ok_or_else(|| MpiError::new(MPI_ERR_OTHER, "MPI is not initialized"))
+    }
+
+    /// This process's rank in its job.
+    pub fn job_rank(&self) -> MpiResult<u32> {
+        Ok(self.process()?.placement.rank)
+    }
+
+    /// The live epoch.
+    pub fn current_epoch(&self) -> Option<Epoch> {
+        self.epochs.current()
+    }
+
+    /// A new user of the instance: bootstraps the process on first use and
+    /// starts an epoch when none is live. Returns the epoch and whether it
+    /// has just started.
+    pub fn enter_instance(&mut self) -> MpiResult<(Epoch, bool)> {
+        if self.process.is_none() {
+            self.process = Some(Process::bootstrap()?);
         }
-        self.retained_endpoints = None;
+        let process = self.process.as_mut().expect("just bootstrapped");
+        let new = self.epochs.current().is_none();
+        Ok((self.epochs.enter(process)?, new))
+    }
+
+    /// Process exit: ends any live epoch and finalizes PMI.
+    pub fn end_process(&mut self) {
+        if self.epochs.current().is_some() {
+            self.drop_world_comms();
+        }
+        self.epochs.abandon();
         if let Some(pmi) = self.process.as_mut().and_then(|p| p.pmi.as_mut()) {
             if let Err(e) = pmi.finalize() {
                 log::debug!("PMI finalize at exit: {e}");
             }
         }
-    }
-
-    /// Starts using the instance: bootstraps the process on first use and
-    /// opens a new epoch when no instance exists. Returns the epoch.
-    pub fn acquire_instance(&mut self) -> MpiResult<u64> {
-        if self.process.is_none() {
-            self.process = Some(Process::bootstrap()?);
-        }
-        if self.instance.is_none() {
-            let epoch = self.epochs_started + 1;
-            let endpoints = self.open_endpoints(epoch)?;
-            self.epochs_started = epoch;
-            self.next_context_number = FIRST_DYNAMIC_CONTEXT;
-            self.creation_counts.clear();
-            log::debug!("epoch {epoch} begins");
-            self.instance = Some(Instance {
-                epoch,
-                users: 0,
-                endpoints,
-            });
-        }
-        let instance = self.instance.as_mut().expect("just created");
-        instance.users += 1;
-        Ok(instance.epoch)
-    }
-
-    /// Sets up an epoch's transports and publishes this process's card.
-    fn open_endpoints(&mut self, epoch: u64) -> MpiResult<Endpoints> {
-        let process = self
-            .process
-            .as_mut()
-            .ok_or_else(|| MpiError::new(MPI_ERR_INTERN, "no process state"))?;
-        let me = process.placement.rank;
-        let Some(pmi) = process.pmi.as_mut() else {
-            return Ok(Endpoints::new(me, epoch));
-        };
-        let choice = crate::config::get().transport;
-        let (endpoints, name) = match self.retained_endpoints.take() {
-            Some(mut endpoints) => {
-                endpoints.renew(epoch);
-                let name = endpoints.inbox_name().unwrap_or_default();
-                (endpoints, name)
-            }
-            None => {
-                let name = inbox_name(&process.job_id, epoch, me);
-                let local_index = process.local_index as usize;
-                let shm = if choice == TransportChoice::Tcp {
-                    None
-                } else {
-                    Some(
-                        ShmTransport::create(&name, me, local_index, process.local_count as usize)
-                            .map_err(|e| {
-                                MpiError::new(MPI_ERR_OTHER, format!("shared memory: {e}"))
-                            })?,
-                    )
-                };
-                let single_node = process
-                    .psets
-                    .members("mpix://SHARED")
-                    .is_ok_and(|m| m.len() as u32 == process.placement.size);
-                let tcp = if choice == TransportChoice::Shm {
-                    None
-                } else {
-                    Some(open_tcp(
-                        me,
-                        epoch,
-                        &process.job_id,
-                        &process.placement.kvsname,
-                        single_node,
-                    )?)
-                };
-                let mut endpoints = Endpoints::with_transports(
-                    me,
-                    epoch,
-                    process.node.clone(),
-                    shm,
-                    tcp,
-                    choice == TransportChoice::Tcp,
-                );
-                endpoints.set_single_node(single_node);
-                (
-                    endpoints,
-                    if choice == TransportChoice::Tcp {
-                        String::new()
-                    } else {
-                        name
-                    },
-                )
-            }
-        };
-        let card = Card {
-            node: process.node.clone(),
-            pid: std::process::id(),
-            local_index: process.local_index,
-            local_count: process.local_count,
-            shm_segment: name,
-            tcp: endpoints.tcp_address().unwrap_or_default(),
-        };
-        pmi.put(&card_key(epoch, me), &card.to_string())
-            .map_err(|e| {
-                MpiError::new(
-                    MPI_ERR_OTHER,
-                    format!("publishing this process's card: {e}"),
-                )
-            })?;
-        Ok(endpoints)
     }
 
     /// A PMI barrier when the launcher shows puts only after one (Hydra):
@@ -302,46 +187,10 @@ impl Runtime {
         Ok(())
     }
 
-    /// Stops using the instance; the last user ends the epoch.
-    pub fn release_instance(&mut self) {
-        let Some(instance) = &mut self.instance else {
-            return;
-        };
-        instance.users -= 1;
-        if instance.users == 0 {
-            // Eager messages complete at the sender when buffered: deliver
-            // what still waits before the epoch's transports go.
-            self.drain_outgoing();
-            let Some(instance) = self.instance.take() else {
-                return;
-            };
-            let epoch = instance.epoch;
-            log::debug!("epoch {epoch} ends");
-            if crate::config::get().finalize_atexit {
-                self.retained_endpoints = Some(instance.endpoints);
-            }
-            let stale: Vec<_> = self
-                .comms
-                .user_handles()
-                .into_iter()
-                .filter(|&h| self.comms.get(h).is_ok_and(|c| c.epoch == epoch))
-                .collect();
-            if !stale.is_empty() {
-                log::debug!(
-                    "{} communicator(s) of epoch {epoch} were not freed; they are gone",
-                    stale.len()
-                );
-            }
-            for h in stale {
-                if let Ok(c) = self.comms.remove(h) {
-                    let _ = self.errhandlers.release(c.errhandler);
-                }
-            }
-            let dropped = self.p2p.end_epoch(epoch);
-            if dropped > 0 {
-                log::warn!("{dropped} unreceived messages of epoch {epoch} dropped at its end");
-            }
-        }
+    /// The live epoch's context numbers.
+    pub fn contexts(&mut self) -> MpiResult<(Epoch, &mut ContextNumbers)> {
+        let (epoch, instance) = self.epochs.live().ok_or_else(not_initialized)?;
+        Ok((epoch, &mut instance.contexts))
     }
 
     /// Makes progress until no frame waits to leave and no buffered send is
@@ -350,13 +199,17 @@ impl Runtime {
     fn drain_outgoing(&mut self) {
         let start = std::time::Instant::now();
         let mut warned = false;
-        while self.p2p.has_outgoing()
-            || self.p2p.buffered_sends_pending()
-            || self
-                .instance
-                .as_ref()
-                .is_some_and(|i| i.endpoints.pending_output() > 0)
-        {
+        loop {
+            let transports_busy = self
+                .epochs
+                .live()
+                .is_some_and(|(_, i)| i.endpoints.pending_output() > 0);
+            if !(self.engine.has_outgoing()
+                || self.engine.buffered_sends_pending()
+                || transports_busy)
+            {
+                break;
+            }
             self.progress();
             if !warned && start.elapsed() > std::time::Duration::from_secs(60) {
                 log::warn!("messages still wait to be delivered at the end of the epoch");
@@ -369,23 +222,40 @@ impl Runtime {
         }
     }
 
-    pub fn process(&self) -> MpiResult<&Process> {
-        self.process
-            .as_ref()
-            .ok_or_else(|| MpiError::new(MPI_ERR_OTHER, "MPI is not initialized"))
+    /// The end of `epoch`: its communicators (not freed by the program) and
+    /// its unreceived messages and posted receives go.
+    fn drop_epoch_objects(&mut self, epoch: Epoch) {
+        let stale: Vec<_> = self
+            .comms
+            .user_handles()
+            .into_iter()
+            .filter(|&h| self.comms.get(h).is_ok_and(|c| c.epoch == epoch))
+            .collect();
+        if !stale.is_empty() {
+            log::debug!(
+                "{} communicator(s) of epoch {epoch} were not freed; they are gone",
+                stale.len()
+            );
+        }
+        for h in stale {
+            let _ = self.free_comm(h);
+        }
+        let dropped = self.engine.end_epoch(epoch);
+        if dropped > 0 {
+            log::warn!("{dropped} unreceived messages of epoch {epoch} dropped at its end");
+        }
     }
 
-    pub fn current_epoch(&self) -> Option<u64> {
-        self.instance.as_ref().map(|i| i.epoch)
-    }
+    // ---- Progress ----
 
-    /// Moves point-to-point traffic along (arrivals, waiting sends).
+    /// Moves point-to-point traffic along (arrivals, waiting sends), and
+    /// looks up the cards of peers not reached yet in this epoch.
     #[inline]
     pub fn progress(&mut self) -> bool {
-        let Some(instance) = &mut self.instance else {
+        let Some((epoch, instance)) = self.epochs.live() else {
             return false;
         };
-        let moved = self.p2p.progress(&mut instance.endpoints);
+        let moved = self.engine.progress(&mut instance.endpoints);
         if !instance.endpoints.looks_for_cards() {
             return moved;
         }
@@ -393,7 +263,7 @@ impl Runtime {
         if !wanted.is_empty() {
             if let Some(pmi) = self.process.as_mut().and_then(|p| p.pmi.as_mut()) {
                 for peer in wanted {
-                    let card = match pmi.get(&card_key(instance.epoch, peer)) {
+                    let card = match pmi.get(&epoch.card_key(peer)) {
                         Ok(text) => text.and_then(|t| Card::parse(&t)),
                         Err(e) => {
                             log::warn!("looking up the card of process {peer}: {e}");
@@ -410,7 +280,7 @@ impl Runtime {
     /// The last progress before a sleep: every transport is looked at,
     /// also an idle TCP listener.
     pub fn progress_before_sleep(&mut self) -> bool {
-        if let Some(instance) = &mut self.instance {
+        if let Some((_, instance)) = self.epochs.live() {
             instance.endpoints.poll_idle_tcp_next();
         }
         self.progress()
@@ -418,16 +288,12 @@ impl Runtime {
 
     /// This epoch's shared-memory doorbell, for sleeping until a frame comes.
     pub fn doorbell(&mut self) -> Option<crate::transport::shm::doorbell::Doorbell> {
-        self.instance
-            .as_mut()?
-            .endpoints
-            .shm()
-            .map(|s| s.doorbell())
+        self.epochs.live()?.1.endpoints.shm().map(|s| s.doorbell())
     }
 
     /// This epoch's TCP readiness fd (see `Endpoints::tcp_ready_fd`).
-    pub fn tcp_ready_fd(&self) -> Option<std::os::fd::RawFd> {
-        self.instance.as_ref()?.endpoints.tcp_ready_fd()
+    pub fn tcp_ready_fd(&mut self) -> Option<std::os::fd::RawFd> {
+        self.epochs.live()?.1.endpoints.tcp_ready_fd()
     }
 
     /// Looks at this epoch's shared-memory rings up to `times` times;
@@ -435,43 +301,106 @@ impl Runtime {
     /// [`Endpoints::watch_shm`]).
     #[inline]
     pub fn watch_rings(&mut self, times: u32) -> bool {
-        self.instance
-            .as_mut()
-            .is_some_and(|i| i.endpoints.watch_shm(times))
+        self.epochs
+            .live()
+            .is_some_and(|(_, i)| i.endpoints.watch_shm(times))
     }
 
     /// Whether a frame waits in this epoch's shared-memory inbox.
     pub fn has_pending_arrivals(&mut self) -> bool {
-        self.instance
-            .as_mut()
-            .and_then(|i| i.endpoints.shm())
+        self.epochs
+            .live()
+            .and_then(|(_, i)| i.endpoints.shm())
             .is_some_and(|s| s.has_pending())
     }
 
-    /// The engine and the current epoch's transports, for starting an
+    // ---- Point-to-point ----
+
+    /// The point-to-point engine (matching, requests).
+    #[inline]
+    pub fn engine(&mut self) -> &mut Engine {
+        &mut self.engine
+    }
+
+    /// The engine and the live epoch's transports, for starting an
     /// operation.
     pub fn engine_and_endpoints(&mut self) -> MpiResult<(&mut Engine, &mut Endpoints)> {
-        self.active().ok_or_else(|| {
-            MpiError::new(
-                MPI_ERR_OTHER,
-                "MPI is not initialized (no session or world model is open)",
-            )
-        })
+        self.active().ok_or_else(not_initialized)
     }
 
-    /// [`Runtime::engine_and_endpoints`], `None` while no epoch is open.
+    /// [`Runtime::engine_and_endpoints`], `None` while no epoch is live.
     #[inline]
     pub fn active(&mut self) -> Option<(&mut Engine, &mut Endpoints)> {
-        let instance = self.instance.as_mut()?;
-        Some((&mut self.p2p, &mut instance.endpoints))
+        let (_, instance) = self.epochs.live()?;
+        Some((&mut self.engine, &mut instance.endpoints))
     }
 
-    pub fn world_is_active(&self) -> bool {
-        self.world == WorldModel::Initialized
+    // ---- The world model ----
+
+    pub fn world_state(&self) -> WorldModel {
+        self.world.state
+    }
+
+    /// `MPI_Init_thread`: enters the instance, creates `MPI_COMM_WORLD` and
+    /// `MPI_COMM_SELF`; provides the level asked for.
+    pub fn init_world(mut rt: RuntimeGuard, required: c_int) -> MpiResult<c_int> {
+        match rt.world.state {
+            WorldModel::Initialized => {
+                return Err(MpiError::new(MPI_ERR_OTHER, "MPI_Init called twice"))
+            }
+            WorldModel::Finalized => return Err(MpiError::new(
+                MPI_ERR_OTHER,
+                "the world model cannot be initialized again after MPI_Finalize (use MPI_Session_init)",
+            )),
+            WorldModel::NotInitialized => {}
+        }
+        let (epoch, _) = rt.enter_instance()?;
+        if let Err(e) = rt
+            .make_cards_visible()
+            .and_then(|_| rt.create_world_comms(epoch))
+        {
+            leave_instance(rt);
+            return Err(e);
+        }
+        rt.world = World {
+            state: WorldModel::Initialized,
+            thread_level: required,
+            main_thread: Some(std::thread::current().id()),
+        };
+        Ok(required)
+    }
+
+    /// `MPI_Finalize`: the world model's communicators go, and its use of
+    /// the instance ends.
+    pub fn finalize_world(mut rt: RuntimeGuard) -> MpiResult {
+        if rt.world.state != WorldModel::Initialized {
+            return Err(MpiError::new(
+                MPI_ERR_OTHER,
+                "MPI_Finalize called without MPI_Init",
+            ));
+        }
+        rt.drop_world_comms();
+        rt.world.state = WorldModel::Finalized;
+        leave_instance(rt);
+        Ok(())
+    }
+
+    /// The thread level the world model provides (`MPI_THREAD_SINGLE`
+    /// while it is not initialized).
+    pub fn world_thread_level(&self) -> c_int {
+        match self.world.state {
+            WorldModel::Initialized => self.world.thread_level,
+            _ => MPI_THREAD_SINGLE,
+        }
+    }
+
+    /// Whether the calling thread initialized the world model.
+    pub fn is_main_thread(&self) -> bool {
+        self.world.main_thread == Some(std::thread::current().id())
     }
 
     /// Sets up MPI_COMM_WORLD and MPI_COMM_SELF for the world model.
-    pub fn create_world_comms(&mut self, epoch: u64) -> MpiResult {
+    fn create_world_comms(&mut self, epoch: Epoch) -> MpiResult {
         let placement = self.process()?.placement.clone();
         let world = Communicator {
             name: "MPI_COMM_WORLD".into(),
@@ -493,18 +422,155 @@ impl Runtime {
                 MPI_ERRORS_ARE_FATAL,
             )
         };
-        self.comms.world = Some(world);
-        self.comms.self_comm = Some(self_comm);
+        self.comms.set_predefined(world, self_comm);
         Ok(())
     }
 
     /// Removes MPI_COMM_WORLD and MPI_COMM_SELF, releasing their handlers.
-    pub fn drop_world_comms(&mut self) {
-        for comm in [self.comms.world.take(), self.comms.self_comm.take()]
-            .into_iter()
-            .flatten()
-        {
+    fn drop_world_comms(&mut self) {
+        for comm in self.comms.take_predefined() {
             let _ = self.errhandlers.release(comm.errhandler);
         }
     }
+
+    // ---- Communicators ----
+
+    pub fn comms(&self) -> &Comms {
+        &self.comms
+    }
+
+    pub fn comms_mut(&mut self) -> &mut Comms {
+        &mut self.comms
+    }
+
+    /// Adds a communicator; it holds a reference on its error handler.
+    pub fn add_comm(&mut self, comm: Communicator) -> MpiResult<MPI_Comm> {
+        self.errhandlers.retain(comm.errhandler)?;
+        Ok(self.comms.insert(comm))
+    }
+
+    /// Adds a communicator whose reference on its error handler the caller
+    /// took already (a creation that must not depend on the parent living).
+    pub fn add_comm_holding_errhandler(&mut self, comm: Communicator) -> MPI_Comm {
+        self.comms.insert(comm)
+    }
+
+    /// Removes a user communicator, releasing its error handler; returns it
+    /// (its attributes, for their delete callbacks).
+    pub fn free_comm(&mut self, h: MPI_Comm) -> MpiResult<Communicator> {
+        let comm = self.comms.remove(h)?;
+        self.errhandlers.release(comm.errhandler)?;
+        Ok(comm)
+    }
+
+    /// `MPI_Comm_set_errhandler`.
+    pub fn set_comm_errhandler(&mut self, comm: MPI_Comm, errhandler: MPI_Errhandler) -> MpiResult {
+        self.comms.get(comm)?;
+        self.errhandlers.retain(errhandler)?;
+        let c = self.comms.get_mut(comm)?;
+        let old = std::mem::replace(&mut c.errhandler, errhandler);
+        self.errhandlers.release(old)
+    }
+
+    /// `MPI_Comm_get_errhandler`: the handler, with a reference for the
+    /// caller (who frees it with `MPI_Errhandler_free`).
+    pub fn comm_errhandler(&mut self, comm: MPI_Comm) -> MpiResult<MPI_Errhandler> {
+        let h = self.comms.get(comm)?.errhandler;
+        self.errhandlers.retain(h)?;
+        Ok(h)
+    }
+
+    // ---- Sessions ----
+
+    pub fn sessions(&self) -> &HandleTable<Session> {
+        &self.sessions
+    }
+
+    /// Adds a session; it holds a reference on its error handler.
+    pub fn add_session(&mut self, session: Session) -> MpiResult<MPI_Session> {
+        self.errhandlers.retain(session.errhandler)?;
+        Ok(self.sessions.insert(session))
+    }
+
+    /// Removes a session, releasing its error handler.
+    pub fn free_session(&mut self, h: MPI_Session) -> Option<Session> {
+        let session = self.sessions.remove(h)?;
+        let _ = self.errhandlers.release(session.errhandler);
+        Some(session)
+    }
+
+    /// `MPI_Session_set_errhandler`.
+    pub fn set_session_errhandler(
+        &mut self,
+        session: MPI_Session,
+        errhandler: MPI_Errhandler,
+        invalid: impl FnOnce() -> MpiError,
+    ) -> MpiResult {
+        if self.sessions.get(session).is_none() {
+            return Err(invalid());
+        }
+        self.errhandlers.retain(errhandler)?;
+        let s = self.sessions.get_mut(session).expect("checked above");
+        let old = std::mem::replace(&mut s.errhandler, errhandler);
+        self.errhandlers.release(old)
+    }
+
+    /// `MPI_Session_get_errhandler`: the handler, with a reference for the
+    /// caller.
+    pub fn session_errhandler(
+        &mut self,
+        session: MPI_Session,
+        invalid: impl FnOnce() -> MpiError,
+    ) -> MpiResult<MPI_Errhandler> {
+        let h = self.sessions.get(session).ok_or_else(invalid)?.errhandler;
+        self.errhandlers.retain(h)?;
+        Ok(h)
+    }
+
+    // ---- Groups, info, error handlers, attribute keys ----
+
+    pub fn groups(&self) -> &HandleTable<Group> {
+        &self.groups
+    }
+
+    pub fn groups_mut(&mut self) -> &mut HandleTable<Group> {
+        &mut self.groups
+    }
+
+    pub fn infos(&self) -> &HandleTable<InfoObject> {
+        &self.infos
+    }
+
+    pub fn infos_mut(&mut self) -> &mut HandleTable<InfoObject> {
+        &mut self.infos
+    }
+
+    pub fn errhandlers(&self) -> &Errhandlers {
+        &self.errhandlers
+    }
+
+    pub fn errhandlers_mut(&mut self) -> &mut Errhandlers {
+        &mut self.errhandlers
+    }
+
+    pub fn keyvals(&self) -> &Keyvals {
+        &self.keyvals
+    }
+
+    pub fn keyvals_mut(&mut self) -> &mut Keyvals {
+        &mut self.keyvals
+    }
+
+    /// Communicators and attribute keys together: copying or deleting a
+    /// communicator's attributes reads both.
+    pub fn comms_and_keyvals(&mut self) -> (&mut Comms, &mut Keyvals) {
+        (&mut self.comms, &mut self.keyvals)
+    }
+}
+
+fn not_initialized() -> MpiError {
+    MpiError::new(
+        MPI_ERR_OTHER,
+        "MPI is not initialized (no session or world model is open)",
+    )
 }

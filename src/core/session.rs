@@ -5,6 +5,7 @@
 //! session (and the world model) ends the epoch.
 use std::os::raw::c_int;
 
+use super::epoch::Epoch;
 use super::info::InfoObject;
 use crate::mpi_abi::types::MPI_Errhandler;
 
@@ -12,7 +13,8 @@ pub struct Session {
     pub errhandler: MPI_Errhandler,
     pub info: InfoObject,
     pub thread_level: c_int,
-    pub epoch: u64,
+    /// The epoch it belongs to.
+    pub epoch: Epoch,
 }
 
 /// The `thread_level` info value for a level.

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use super::loopback::Loopback;
 use super::shm::inbox::ShmTransport;
 use super::tcp::TcpTransport;
-use super::{ProcessId, Sink, Transport};
+use super::{EpochTag, ProcessId, Sink, Transport};
 use crate::bootstrap::card::Card;
 
 /// What happened to a frame handed to [`Endpoints::try_send`].
@@ -43,7 +43,7 @@ const TCP_GIVE_UP: u32 = 60;
 
 pub struct Endpoints {
     me: ProcessId,
-    epoch: u64,
+    epoch: EpochTag,
     node: String,
     loopback: Loopback,
     shm: Option<ShmTransport>,
@@ -78,7 +78,7 @@ const IDLE_TCP_POLL_EVERY_ONE_NODE: u32 = 4096;
 
 impl Endpoints {
     /// Endpoints with only `self` (a singleton, or no shared memory).
-    pub fn new(me: ProcessId, epoch: u64) -> Endpoints {
+    pub fn new(me: ProcessId, epoch: EpochTag) -> Endpoints {
         Endpoints {
             me,
             epoch,
@@ -100,7 +100,7 @@ impl Endpoints {
     /// `tcp_everywhere`).
     pub fn with_transports(
         me: ProcessId,
-        epoch: u64,
+        epoch: EpochTag,
         node: String,
         shm: Option<ShmTransport>,
         tcp: Option<TcpTransport>,
@@ -139,7 +139,7 @@ impl Endpoints {
         self.me
     }
 
-    pub fn epoch(&self) -> u64 {
+    pub fn epoch(&self) -> EpochTag {
         self.epoch
     }
 
@@ -305,7 +305,7 @@ impl Endpoints {
     /// the inbox and the mappings stay, but every peer is found again
     /// through its card for the new epoch, so no frame goes to a peer
     /// before it has entered the epoch.
-    pub fn renew(&mut self, epoch: u64) {
+    pub fn renew(&mut self, epoch: EpochTag) {
         self.epoch = epoch;
         self.routes.clear();
         self.tcp_routes = 0;

@@ -12,6 +12,34 @@ pub mod tcp;
 
 pub use crate::bootstrap::ProcessId;
 
+/// The epoch a set of transports serves, as the core hands it down
+/// (`core::epoch::Epoch::tag`). Transports only compare tags (a TCP hello
+/// of another epoch is refused), put them on the wire and print them: what
+/// an epoch is, how epochs are numbered and ordered, is the core's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EpochTag(u64);
+
+impl EpochTag {
+    pub const fn new(value: u64) -> EpochTag {
+        EpochTag(value)
+    }
+
+    /// The 8 bytes that carry the tag on the wire.
+    pub fn to_le_bytes(self) -> [u8; 8] {
+        self.0.to_le_bytes()
+    }
+
+    pub fn from_le_bytes(bytes: [u8; 8]) -> EpochTag {
+        EpochTag(u64::from_le_bytes(bytes))
+    }
+}
+
+impl std::fmt::Display for EpochTag {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
 /// How many leading bytes of a frame [`Sink::place`] looks at: the length
 /// of the engine's frame header (`core::p2p::frame` checks at compile time
 /// that its header is this long; the transport never reads inside it).

@@ -41,7 +41,7 @@ pub unsafe fn mpix_grequest_start(
     request: *mut MPI_Request,
 ) -> MpiResult {
     let request = unsafe { out(request, "request") }?;
-    *request = runtime::lock().p2p.grequest_start(Generalized {
+    *request = runtime::lock().engine().grequest_start(Generalized {
         query_fn,
         free_fn,
         cancel_fn,
@@ -55,7 +55,7 @@ pub unsafe fn mpix_grequest_start(
 /// Marks the request complete; a request whose handle was freed already
 /// goes now, and its free function runs.
 pub unsafe fn grequest_complete(request: MPI_Request) -> MpiResult {
-    let freed = runtime::lock().p2p.grequest_complete(request)?;
+    let freed = runtime::lock().engine().grequest_complete(request)?;
     match freed.and_then(|g| g.free()) {
         Some(e) => Err(e),
         None => Ok(()),

@@ -18,7 +18,9 @@ pub unsafe fn buffer_attach(buffer: *mut c_void, size: impl CountArg) -> MpiResu
     if buffer.is_null() && size > 0 {
         return Err(MpiError::new(MPI_ERR_BUFFER, "buffer is NULL"));
     }
-    runtime::lock().p2p.attach_buffer(buffer as usize, size)
+    runtime::lock()
+        .engine()
+        .attach_buffer(buffer as usize, size)
 }
 
 /// Waits until every buffered send has left the buffer, then detaches it;
@@ -30,7 +32,7 @@ pub unsafe fn buffer_detach<S: TryFrom<usize>>(
 ) -> MpiResult {
     let addr_out = unsafe { out(buffer_addr.cast::<*mut c_void>(), "buffer_addr") }?;
     let size_out = unsafe { out(size, "size") }?;
-    if let Some((_, bytes)) = runtime::lock().p2p.attached_buffer() {
+    if let Some((_, bytes)) = runtime::lock().engine().attached_buffer() {
         if S::try_from(bytes).is_err() {
             return Err(MpiError::new(
                 MPI_ERR_ARG,
@@ -39,10 +41,10 @@ pub unsafe fn buffer_detach<S: TryFrom<usize>>(
         }
     }
     let detached = block_on(|rt| {
-        if rt.p2p.buffered_sends_pending() {
+        if rt.engine().buffered_sends_pending() {
             return Ok(None);
         }
-        Ok(Some(rt.p2p.detach_buffer()))
+        Ok(Some(rt.engine().detach_buffer()))
     })?;
     let (base, bytes) = detached.unwrap_or((0, 0));
     *addr_out = base as *mut c_void;

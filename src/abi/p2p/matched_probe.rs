@@ -24,7 +24,7 @@ fn take(
 ) -> MpiResult<Option<(MPI_Message, MPI_Status)>> {
     match probe_pattern(rt, source, tag, comm)? {
         None => Ok(Some((MPI_MESSAGE_NO_PROC, proc_null_status()))),
-        Some(pattern) => Ok(rt.p2p.improbe(&pattern)),
+        Some(pattern) => Ok(rt.engine().improbe(&pattern)),
     }
 }
 
@@ -124,7 +124,7 @@ pub unsafe fn imrecv(
 ) -> MpiResult {
     let request = unsafe { out(request, "request") }?;
     *request = match unsafe { start_mrecv(buf, n, datatype, message) }? {
-        None => runtime::lock().p2p.completed_null(),
+        None => runtime::lock().engine().completed_null(),
         Some(id) => id,
     };
     Ok(())

@@ -35,7 +35,7 @@ unsafe fn send_init_in_mode(
             buffered: mode == Mode::Buffered,
         },
     };
-    *request = rt.p2p.persistent(template);
+    *request = rt.engine().persistent(template);
     Ok(())
 }
 
@@ -81,7 +81,7 @@ pub unsafe fn recv_init(
         None => Template::ProcNull,
         Some(pattern) => Template::Recv { buf, pattern },
     };
-    *request = rt.p2p.persistent(template);
+    *request = rt.engine().persistent(template);
     Ok(())
 }
 
@@ -115,7 +115,7 @@ pub unsafe fn startall(n: c_int, requests: *mut MPI_Request) -> MpiResult {
         if h == MPI_REQUEST_NULL {
             return Err(null_request_error());
         }
-        rt.p2p
+        rt.engine()
             .check_startable(h)
             .map_err(|e| MpiError::new(e.class, format!("array_of_requests[{i}]: {}", e.detail)))?;
         if handles[..i].contains(&h) {

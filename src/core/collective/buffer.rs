@@ -6,17 +6,18 @@
 //! [`POOL_MAX`] bytes in all. [`release_pool`] empties it (the end of an
 //! epoch).
 use std::ops::{Deref, DerefMut};
-use std::sync::Mutex;
+
+use crate::core::locks::{Level, OrderedGuard, OrderedMutex};
 
 /// Buffers smaller than this are not worth keeping.
 pub const POOLED_MIN: usize = 64 * 1024;
 /// The most memory the pool holds.
 pub const POOL_MAX: usize = 32 * 1024 * 1024;
 
-static POOL: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
+static POOL: OrderedMutex<Vec<Vec<u8>>> = OrderedMutex::new(Level::ScratchBuffers, Vec::new());
 
-fn pool() -> std::sync::MutexGuard<'static, Vec<Vec<u8>>> {
-    POOL.lock().unwrap_or_else(|e| e.into_inner())
+fn pool() -> OrderedGuard<'static, Vec<Vec<u8>>> {
+    POOL.lock()
 }
 
 /// A byte vector that returns to the pool when dropped.

@@ -59,7 +59,7 @@ impl Call {
     /// intracommunicators only) are refused here.
     pub fn channel(comm: MPI_Comm) -> MpiResult<Channel> {
         let rt = runtime::lock();
-        let c = rt.comms.get(comm)?;
+        let c = rt.comms().get(comm)?;
         if c.is_inter() {
             return Err(MpiError::new(
                 MPI_ERR_UNSUPPORTED_OPERATION,
@@ -151,7 +151,7 @@ impl Call {
 /// The outcome of a request if it has finished (removing it).
 fn take_if_complete(rt: &mut Runtime, id: MPI_Request) -> MpiResult<Option<MpiResult>> {
     let req = rt
-        .p2p
+        .engine()
         .requests
         .get_mut(id)
         .ok_or_else(|| invalid_request(id))?;
@@ -159,7 +159,10 @@ fn take_if_complete(rt: &mut Runtime, id: MPI_Request) -> MpiResult<Option<MpiRe
         return Ok(None);
     }
     let error = req.error.take();
-    let status = rt.p2p.take_completed(id)?.expect("the request is complete");
+    let status = rt
+        .engine()
+        .take_completed(id)?
+        .expect("the request is complete");
     Ok(Some(match error {
         Some(e) => Err(e),
         None => status_result(&status),
@@ -196,7 +199,7 @@ impl Drop for Posted<'_> {
         let id = self.id;
         // A receive that has not matched yet can be cancelled; anything
         // else is waited for, so the buffer is not released under it.
-        let _ = runtime::lock().p2p.cancel(id);
+        let _ = runtime::lock().engine().cancel(id);
         let _ = block_on(|rt| take_if_complete(rt, id));
     }
 }

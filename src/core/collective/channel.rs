@@ -38,7 +38,7 @@ impl Channel {
 
     /// The channel of a communicator handle.
     pub fn lookup(comm: MPI_Comm) -> MpiResult<Channel> {
-        Ok(Channel::of(runtime::lock().comms.get(comm)?))
+        Ok(Channel::of(runtime::lock().comms().get(comm)?))
     }
 
     pub fn size(&self) -> usize {
@@ -86,7 +86,7 @@ impl Channel {
         for &id in ids {
             let status = block_on(|rt| {
                 let done = rt
-                    .p2p
+                    .engine()
                     .requests
                     .get(id)
                     .ok_or_else(|| invalid_request(id))?
@@ -94,10 +94,14 @@ impl Channel {
                 if !done {
                     return Ok(None);
                 }
-                let error = rt.p2p.requests.get_mut(id).and_then(|r| r.error.take());
+                let error = rt
+                    .engine()
+                    .requests
+                    .get_mut(id)
+                    .and_then(|r| r.error.take());
                 match error {
                     Some(e) => Err(e),
-                    None => rt.p2p.take_completed(id),
+                    None => rt.engine().take_completed(id),
                 }
             })?;
             statuses.push(status);

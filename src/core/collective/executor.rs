@@ -27,14 +27,13 @@
 //! alone the worker ends after [`LINGER`] without work.
 use std::future::Future;
 use std::pin::{pin, Pin};
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Condvar, LazyLock};
 use std::task::{Context, Poll, Waker};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use once_cell::sync::Lazy;
-
 use crate::core::error::{MpiError, MpiResult};
+use crate::core::locks::{Level, OrderedGuard, OrderedMutex};
 use crate::core::p2p::request::{Operation, Request};
 use crate::core::runtime;
 use crate::mpi_abi::constants::*;
@@ -99,15 +98,16 @@ struct Pending {
     worker: Option<JoinHandle<()>>,
 }
 
-static PENDING: Lazy<Mutex<Pending>> = Lazy::new(|| Mutex::new(Pending::default()));
+static PENDING: LazyLock<OrderedMutex<Pending>> =
+    LazyLock::new(|| OrderedMutex::new(Level::PendingCollectives, Pending::default()));
 /// False only while no task is pending (set under the lock with each push,
 /// cleared under the lock when the list is found empty), so `help` skips
 /// the lock on the point-to-point fast path.
 static MAY_HAVE_TASKS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 static WORK_ARRIVED: Condvar = Condvar::new();
 
-fn pending() -> MutexGuard<'static, Pending> {
-    PENDING.lock().unwrap_or_else(|e| e.into_inner())
+fn pending() -> OrderedGuard<'static, Pending> {
+    PENDING.lock()
 }
 
 /// Starts a nonblocking collective; returns its request.
@@ -115,7 +115,7 @@ pub fn start(
     algorithm: impl Future<Output = MpiResult> + Send + 'static,
 ) -> MpiResult<MPI_Request> {
     let request = runtime::lock()
-        .p2p
+        .engine()
         .requests
         .insert(Request::new(Operation::Collective));
     let mut task = Task {
@@ -208,11 +208,9 @@ fn run_worker() {
                 if !p.tasks.is_empty() || p.polling {
                     break;
                 }
-                let (guard, wait) = WORK_ARRIVED
-                    .wait_timeout(p, LINGER)
-                    .unwrap_or_else(|e| e.into_inner());
+                let (guard, timed_out) = p.wait_timeout(&WORK_ARRIVED, LINGER);
                 p = guard;
-                if wait.timed_out() && p.tasks.is_empty() && !p.polling {
+                if timed_out && p.tasks.is_empty() && !p.polling {
                     p.worker_running = false;
                     return;
                 }
@@ -238,7 +236,8 @@ fn run_worker() {
 /// Marks a collective's request complete with its outcome.
 fn finish(request: MPI_Request, result: MpiResult) {
     let mut rt = runtime::lock();
-    let Some(req) = rt.p2p.requests.get_mut(request) else {
+    let engine = rt.engine();
+    let Some(req) = engine.requests.get_mut(request) else {
         return;
     };
     match result {
@@ -251,7 +250,7 @@ fn finish(request: MPI_Request, result: MpiResult) {
         Err(e) => req.fail(e),
     }
     if req.freed {
-        rt.p2p.requests.remove(request);
+        engine.requests.remove(request);
     }
 }
 

@@ -11,25 +11,25 @@
 //! epochs are dropped when a newer epoch's first collective runs.
 use std::collections::HashMap;
 use std::os::raw::c_int;
-use std::sync::Mutex;
+use std::sync::LazyLock;
 
-use once_cell::sync::Lazy;
-
-use crate::core::runtime::epoch_of_context;
+use crate::core::epoch::Epoch;
+use crate::core::locks::{Level, OrderedMutex};
 
 /// The tag of call number 0; call n uses `FIRST_TAG - (n mod SPAN)`.
 pub const FIRST_TAG: c_int = -16;
 const SPAN: u32 = 1 << 30;
 
-static COUNTERS: Lazy<Mutex<HashMap<u64, u32>>> = Lazy::new(|| Mutex::new(HashMap::new()));
+static COUNTERS: LazyLock<OrderedMutex<HashMap<u64, u32>>> =
+    LazyLock::new(|| OrderedMutex::new(Level::CollectiveSequences, HashMap::new()));
 
 /// The tag of the next collective call on the communicator whose
 /// collective context id is `context_id`.
 pub fn next_tag(context_id: u64) -> c_int {
-    let mut counters = COUNTERS.lock().unwrap_or_else(|e| e.into_inner());
+    let mut counters = COUNTERS.lock();
     if !counters.contains_key(&context_id) {
-        let epoch = epoch_of_context(context_id);
-        counters.retain(|&k, _| epoch_of_context(k) >= epoch);
+        let epoch = Epoch::of_context(context_id);
+        counters.retain(|&k, _| Epoch::of_context(k) >= epoch);
     }
     let n = counters.entry(context_id).or_insert(0);
     let tag = FIRST_TAG - (*n % SPAN) as c_int;
@@ -40,10 +40,7 @@ pub fn next_tag(context_id: u64) -> c_int {
 /// Forgets a communicator's counter (if context ids ever become reusable,
 /// freeing a communicator must call this).
 pub fn forget(context_id: u64) {
-    COUNTERS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .remove(&context_id);
+    COUNTERS.lock().remove(&context_id);
 }
 
 #[cfg(test)]

@@ -5,8 +5,7 @@
 //! source of these facts; `Datatype`s for the predefined handles are built
 //! from it once, and signatures refer to its rows by index (`PrimId`).
 use std::os::raw::c_int;
-
-use once_cell::sync::Lazy;
+use std::sync::LazyLock;
 
 use crate::mpi_abi::constants::*;
 use crate::mpi_abi::types::MPI_Datatype;
@@ -338,7 +337,7 @@ pub const PAIR_HANDLE_COUNT: usize = 5;
 
 /// Row ids by the low byte of a builtin handle (`0x4c00SSII`, II unique),
 /// and the pair types after them by their DIRECT index; `NONE` elsewhere.
-static BY_INDEX: Lazy<[PrimId; 256 + PAIR_HANDLE_COUNT]> = Lazy::new(|| {
+static BY_INDEX: LazyLock<[PrimId; 256 + PAIR_HANDLE_COUNT]> = LazyLock::new(|| {
     let mut table = [NONE; 256 + PAIR_HANDLE_COUNT];
     for (id, b) in BUILTINS.iter().enumerate() {
         table[slot(b.handle).expect("every row is a builtin or a pair handle")] = id as PrimId;

@@ -10,9 +10,9 @@
 //! does: each returned handle is freed once), or a new one after it was
 //! freed.
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, LazyLock};
 
-use once_cell::sync::Lazy;
+use crate::core::locks::{Level, OrderedReadGuard, OrderedRwLock, OrderedWriteGuard};
 
 use super::builtin::{self, PrimId, BUILTINS, PAIR_HANDLE_COUNT};
 use super::Datatype;
@@ -35,13 +35,13 @@ struct Registry {
 }
 
 /// The predefined types, indexed like `BUILTINS`.
-static PREDEFINED: Lazy<Vec<Arc<Datatype>>> = Lazy::new(|| {
+static PREDEFINED: LazyLock<Vec<Arc<Datatype>>> = LazyLock::new(|| {
     (0..BUILTINS.len())
         .map(|i| Arc::new(Datatype::predefined(i as PrimId)))
         .collect()
 });
 
-static REGISTRY: Lazy<RwLock<Registry>> = Lazy::new(|| {
+static REGISTRY: LazyLock<OrderedRwLock<Registry>> = LazyLock::new(|| {
     let mut user = HandleTable::new(ObjectKind::Datatype);
     // The pair types own DIRECT indexes 0..=4; park their rows there so
     // no user type ever gets one of those handles.
@@ -55,18 +55,21 @@ static REGISTRY: Lazy<RwLock<Registry>> = Lazy::new(|| {
         });
         assert_eq!(parked, handle);
     }
-    RwLock::new(Registry {
-        user,
-        renamed: HashMap::new(),
-    })
+    OrderedRwLock::new(
+        Level::Datatypes,
+        Registry {
+            user,
+            renamed: HashMap::new(),
+        },
+    )
 });
 
-fn read() -> RwLockReadGuard<'static, Registry> {
-    REGISTRY.read().unwrap_or_else(|e| e.into_inner())
+fn read() -> OrderedReadGuard<'static, Registry> {
+    REGISTRY.read()
 }
 
-fn write() -> RwLockWriteGuard<'static, Registry> {
-    REGISTRY.write().unwrap_or_else(|e| e.into_inner())
+fn write() -> OrderedWriteGuard<'static, Registry> {
+    REGISTRY.write()
 }
 
 fn invalid(h: MPI_Datatype) -> MpiError {

@@ -13,9 +13,9 @@ pub mod reduction;
 pub mod user;
 
 use std::os::raw::c_int;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, LazyLock};
 
-use once_cell::sync::Lazy;
+use crate::core::locks::{Level, OrderedGuard, OrderedMutex};
 
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::handles::{HandleTable, ObjectKind};
@@ -112,11 +112,11 @@ impl Op {
     }
 }
 
-static USER_OPS: Lazy<Mutex<HandleTable<Arc<UserOp>>>> =
-    Lazy::new(|| Mutex::new(HandleTable::new(ObjectKind::Op)));
+static USER_OPS: LazyLock<OrderedMutex<HandleTable<Arc<UserOp>>>> =
+    LazyLock::new(|| OrderedMutex::new(Level::UserOps, HandleTable::new(ObjectKind::Op)));
 
-fn table() -> MutexGuard<'static, HandleTable<Arc<UserOp>>> {
-    USER_OPS.lock().unwrap_or_else(|e| e.into_inner())
+fn table() -> OrderedGuard<'static, HandleTable<Arc<UserOp>>> {
+    USER_OPS.lock()
 }
 
 fn invalid(h: MPI_Op) -> MpiError {

@@ -1431,9 +1431,9 @@ impl Engine {
     /// The end of `epoch`: drops queued messages and posted receives of its
     /// communicators (a correct program left none); returns how many
     /// messages went. Messages of later epochs stay.
-    pub fn end_epoch(&mut self, epoch: u64) -> usize {
-        self.matcher
-            .purge(|cid| crate::core::runtime::epoch_of_context(cid) <= epoch)
+    pub fn end_epoch(&mut self, epoch: crate::core::epoch::Epoch) -> usize {
+        use crate::core::epoch::Epoch;
+        self.matcher.purge(|cid| Epoch::of_context(cid) <= epoch)
     }
 
     /// A request that is complete from the start (`MPI_PROC_NULL`).
@@ -1568,7 +1568,10 @@ pub(super) mod testing {
     pub const CONTEXT: u64 = 42;
 
     pub fn engine() -> (Engine, Endpoints) {
-        (Engine::default(), Endpoints::new(ME, 1))
+        (
+            Engine::default(),
+            Endpoints::new(ME, crate::transport::EpochTag::new(1)),
+        )
     }
 
     /// A send of `data` (which must outlive it) to `dest` with `tag`.

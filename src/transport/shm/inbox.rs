@@ -38,12 +38,9 @@ fn layout() -> RingLayout {
     RingLayout::new(CELLS, CELL_SIZE).expect("valid ring geometry")
 }
 
-/// The inbox segment name for (job, epoch, rank).
-pub fn inbox_name(job: &str, epoch: u64, rank: ProcessId) -> String {
-    format!("/oxmpi-{job}-e{epoch}-r{rank}")
-}
-
-/// The prefix of every segment of a job (for cleaning up after it).
+/// The prefix of every segment name of a job, without the leading `/`
+/// (for cleaning up after it). The core names each inbox from it, keyed
+/// by epoch and rank (`core::epoch::Epoch::segment_name`).
 pub fn job_prefix(job: &str) -> String {
     format!("oxmpi-{job}-")
 }

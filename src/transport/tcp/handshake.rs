@@ -20,7 +20,7 @@ use std::io;
 
 use thiserror::Error;
 
-use crate::transport::ProcessId;
+use crate::transport::{EpochTag, ProcessId};
 
 pub const MAGIC: [u8; 8] = *b"OXMPITCP";
 pub const VERSION: u32 = 1;
@@ -38,7 +38,7 @@ pub enum Rejection {
     #[error("hello of another job")]
     OtherJob,
     #[error("hello of epoch {theirs}, this process is in epoch {ours}")]
-    OtherEpoch { theirs: u64, ours: u64 },
+    OtherEpoch { theirs: EpochTag, ours: EpochTag },
     #[error("wrong job secret")]
     WrongSecret,
     #[error("hello meant for process {0}")]
@@ -51,7 +51,7 @@ pub enum Rejection {
 #[derive(Clone)]
 pub struct Credentials {
     job: u64,
-    epoch: u64,
+    epoch: EpochTag,
     secret_len: u32,
     secret: [u8; SECRET_MAX],
 }
@@ -101,7 +101,7 @@ pub fn could_be_hello(prefix: &[u8]) -> bool {
 
 impl Credentials {
     /// Fails (`InvalidInput`) when the secret is longer than [`SECRET_MAX`].
-    pub fn new(job_id: &str, epoch: u64, secret: &str) -> io::Result<Credentials> {
+    pub fn new(job_id: &str, epoch: EpochTag, secret: &str) -> io::Result<Credentials> {
         if secret.len() > SECRET_MAX {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -121,12 +121,12 @@ impl Credentials {
         })
     }
 
-    pub fn epoch(&self) -> u64 {
+    pub fn epoch(&self) -> EpochTag {
         self.epoch
     }
 
     /// The same job and secret in another epoch.
-    pub fn with_epoch(&self, epoch: u64) -> Credentials {
+    pub fn with_epoch(&self, epoch: EpochTag) -> Credentials {
         Credentials {
             epoch,
             ..self.clone()
@@ -164,7 +164,7 @@ impl Credentials {
         if !(same_bytes(&hello[40..], &self.secret) & len_ok) {
             return Err(Rejection::WrongSecret);
         }
-        let epoch = u64_at(hello, 24);
+        let epoch = EpochTag::from_le_bytes(hello[24..32].try_into().expect("8 bytes"));
         if epoch != self.epoch {
             return Err(Rejection::OtherEpoch {
                 theirs: epoch,
@@ -200,7 +200,7 @@ mod tests {
     use super::*;
 
     fn creds() -> Credentials {
-        Credentials::new("job-7", 3, "s3cret").unwrap()
+        Credentials::new("job-7", EpochTag::new(3), "s3cret").unwrap()
     }
 
     #[test]
@@ -223,17 +223,20 @@ mod tests {
     fn every_wrong_field_is_refused() {
         let ours = creds();
         let check = |c: &Credentials| ours.check(&c.hello(1, 2), 2);
-        let job = Credentials::new("job-8", 3, "s3cret").unwrap();
+        let job = Credentials::new("job-8", EpochTag::new(3), "s3cret").unwrap();
         assert_eq!(check(&job), Err(Rejection::OtherJob));
-        let epoch = Credentials::new("job-7", 4, "s3cret").unwrap();
+        let epoch = Credentials::new("job-7", EpochTag::new(4), "s3cret").unwrap();
         assert_eq!(
             check(&epoch),
-            Err(Rejection::OtherEpoch { theirs: 4, ours: 3 })
+            Err(Rejection::OtherEpoch {
+                theirs: EpochTag::new(4),
+                ours: EpochTag::new(3)
+            })
         );
-        let secret = Credentials::new("job-7", 3, "s3cres").unwrap();
+        let secret = Credentials::new("job-7", EpochTag::new(3), "s3cres").unwrap();
         assert_eq!(check(&secret), Err(Rejection::WrongSecret));
         // A prefix of the secret, padded with zeros, is still wrong.
-        let prefix = Credentials::new("job-7", 3, "s3cre").unwrap();
+        let prefix = Credentials::new("job-7", EpochTag::new(3), "s3cre").unwrap();
         assert_eq!(check(&prefix), Err(Rejection::WrongSecret));
 
         let mut h = ours.hello(1, 2);
@@ -250,8 +253,8 @@ mod tests {
         assert!(could_be_hello(b"OXM"));
         assert!(could_be_hello(b"OXMPITCP and more"));
         assert!(!could_be_hello(b"GET / HTTP/1.1"));
-        assert!(Credentials::new("j", 1, &"x".repeat(SECRET_MAX)).is_ok());
-        let err = Credentials::new("j", 1, &"x".repeat(SECRET_MAX + 1)).unwrap_err();
+        assert!(Credentials::new("j", EpochTag::new(1), &"x".repeat(SECRET_MAX)).is_ok());
+        let err = Credentials::new("j", EpochTag::new(1), &"x".repeat(SECRET_MAX + 1)).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
         assert!(!format!("{:?}", creds()).contains("s3cret"));
     }

@@ -67,7 +67,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::{Duration, Instant};
 
-use super::{ProcessId, Sink, Transport};
+use super::{EpochTag, ProcessId, Sink, Transport};
 use connection::Stage;
 use handshake::Credentials;
 use listener::Listener;
@@ -150,7 +150,7 @@ impl TcpTransport {
     /// [`SECRET_MAX`] bytes).
     pub fn new(
         me: ProcessId,
-        epoch: u64,
+        epoch: EpochTag,
         job_id: &str,
         secret: &str,
         bind: IpAddr,
@@ -186,7 +186,7 @@ impl TcpTransport {
         self.me
     }
 
-    pub fn epoch(&self) -> u64 {
+    pub fn epoch(&self) -> EpochTag {
         self.credentials.epoch()
     }
 
@@ -263,7 +263,7 @@ impl TcpTransport {
     /// Starts `epoch` on the same listener (`MPIR_CVAR_FINALIZE_ATEXIT`):
     /// every connection of the previous epoch is closed and peers are
     /// found again through their cards.
-    pub fn renew(&mut self, epoch: u64) {
+    pub fn renew(&mut self, epoch: EpochTag) {
         self.waited = 0;
         self.connections.clear();
         self.peers.clear();

@@ -7,13 +7,14 @@ use std::time::{Duration, Instant};
 
 use super::handshake::{Credentials, HELLO_LEN};
 use super::*;
-use crate::transport::{Placement, PLACE_HEAD};
+use crate::transport::{EpochTag, Placement, PLACE_HEAD};
 
 const JOB: &str = "job-tcp-test";
 const SECRET: &str = "correct horse battery staple";
 const PATIENCE: Duration = Duration::from_secs(30);
 
 fn transport(me: ProcessId, epoch: u64) -> TcpTransport {
+    let epoch = EpochTag::new(epoch);
     TcpTransport::new(me, epoch, JOB, SECRET, IpAddr::V4(Ipv4Addr::LOCALHOST)).unwrap()
 }
 
@@ -205,7 +206,7 @@ impl Stray {
 }
 
 fn hello_from(job: &str, epoch: u64, secret: &str, from: u32, to: u32) -> Vec<u8> {
-    Credentials::new(job, epoch, secret)
+    Credentials::new(job, EpochTag::new(epoch), secret)
         .unwrap()
         .hello(from, to)
         .to_vec()
@@ -378,7 +379,7 @@ fn epochs_do_not_mix_and_renew_starts_a_new_one() {
     assert_eq!(ts[0].connection_count() + ts[1].connection_count(), 0);
 
     let addr = ts[0].local_addr();
-    ts[0].renew(2);
+    ts[0].renew(EpochTag::new(2));
     assert_eq!(ts[0].local_addr(), addr);
     let peer_addr = ts[1].local_addr();
     ts[0].connect_peer(1, peer_addr);

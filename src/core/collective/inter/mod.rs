@@ -37,7 +37,7 @@ impl InterChannels {
     /// intracommunicator; `MPI_ERR_COMM` for a bad handle).
     pub fn lookup(comm: MPI_Comm) -> MpiResult<Option<InterChannels>> {
         let rt = runtime::lock();
-        let c = rt.comms.get(comm)?;
+        let c = rt.comms().get(comm)?;
         let Some(remote) = c.remote.clone() else {
             return Ok(None);
         };

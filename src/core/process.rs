@@ -1,18 +1,13 @@
-//! The process and its instances.
-//!
-//! The *process* part is what this process learned from its launcher (rank,
-//! size, the PMI connection); it is set up once, at the first
-//! initialization, and kept. An *instance* exists while the world model or
-//! any session is initialized; its life is an *epoch*, numbered from 1 and
-//! growing by one per process. Everything an epoch creates is released by
-//! the finalize that ends it (unless `MPIR_CVAR_FINALIZE_ATEXIT` defers the
-//! transports' teardown to exit).
+//! The process: what it learned from its launcher (rank, size, placement,
+//! the PMI connection, process sets). Set up once, at the first
+//! initialization, and kept across epochs (see `epoch`); the PMI connection
+//! says goodbye to the launcher at process exit, from the exit handler
+//! registered here.
 use super::error::{MpiError, MpiResult};
 use super::pset::ProcessSets;
 use crate::bootstrap::pmi::client::{JobPlacement, PmiClient};
 use crate::bootstrap::{node, process_mapping};
 use crate::mpi_abi::constants::*;
-use crate::transport::endpoints::Endpoints;
 
 /// What this process is in its job.
 pub struct Process {
@@ -125,15 +120,6 @@ impl Process {
             puts_visible_at_once: oxmpi_job.is_some(),
         })
     }
-}
-
-/// One epoch's live state.
-pub struct Instance {
-    pub epoch: u64,
-    /// The world model plus the open sessions.
-    pub users: u32,
-    /// This epoch's transports.
-    pub endpoints: Endpoints,
 }
 
 /// Registers, once, the handler that runs at process exit: it ends an epoch
