@@ -3,21 +3,24 @@ PREFIX ?= $(CURDIR)/build/stage
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 CARGO ?= cargo
 STAGE := $(CURDIR)/build/stage
+# release (default) or debug: which cargo profile `install` builds and copies.
+PROFILE ?= release
+CARGO_PROFILE_FLAG := $(if $(filter release,$(PROFILE)),--release,)
 
-.PHONY: all build install stage check unit-tests demo bench clean
+.PHONY: all build install stage stage-debug check unit-tests demo bench clean
 
 all: stage
 
 # Release library and mpiexec; build.rs regenerates include/mpi.h.
 build:
-	$(CARGO) build --release
+	$(CARGO) build $(CARGO_PROFILE_FLAG)
 
 install: build
 	install -d $(PREFIX)/lib $(PREFIX)/lib/pkgconfig $(PREFIX)/include $(PREFIX)/bin
-	install -m 0755 target/release/liboxmpi.so $(PREFIX)/lib/liboxmpi.so
+	install -m 0755 target/$(PROFILE)/liboxmpi.so $(PREFIX)/lib/liboxmpi.so
 	for l in libmpi.so libmpi.so.12 libmpich.so libmpich.so.12; do ln -sf liboxmpi.so $(PREFIX)/lib/$$l; done
 	install -m 0644 include/mpi.h $(PREFIX)/include/mpi.h
-	install -m 0755 target/release/mpiexec $(PREFIX)/bin/mpiexec
+	install -m 0755 target/$(PROFILE)/mpiexec $(PREFIX)/bin/mpiexec
 	ln -sf mpiexec $(PREFIX)/bin/mpirun
 	sed 's|@PREFIX@|$(PREFIX)|g' tools/mpicc.in > $(PREFIX)/bin/mpicc && chmod 0755 $(PREFIX)/bin/mpicc
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' tools/oxmpi.pc.in > $(PREFIX)/lib/pkgconfig/oxmpi.pc
@@ -27,8 +30,16 @@ install: build
 stage:
 	$(MAKE) install PREFIX=$(STAGE)
 
+# A debug build (lock-order checks on) for the threaded tests of make check.
+stage-debug:
+	$(MAKE) install PREFIX=$(CURDIR)/build/stage-debug PROFILE=debug
+
 check: stage
 	bash tools/check.sh
+
+# The Rust unit tests alone (make check runs them too).
+unit-tests:
+	$(CARGO) test --release
 
 # The main job: 4 ranks on two simulated hosts (shared memory inside a
 # host, TCP between them) through several epochs of MPI Sessions with skew.

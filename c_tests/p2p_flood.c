@@ -13,11 +13,8 @@ static int msg_len(int i) { return (i % 97 == 0) ? 9000 : (i % 7) * 13 + 1; }
 int main(int argc, char **argv) {
     int rank, size;
     mt_init(&argc, &argv, &rank, &size);
-    if (size < 2) {
-        mt_report(rank, 0);
-        MPI_Finalize();
-        return 0;
-    }
+    if (size < 2)
+        mt_skip(rank, "flooding a receiver needs at least 2 processes");
     int per_sender = TOTAL / (size - 1);
     int buf[9000];
     if (rank != 0) {

@@ -10,14 +10,16 @@
 # (seconds per test, default 120), TESTS (only these names),
 # OXMPI_TEST_EXTRA_ENV (VAR=value words added to every C test's
 # environment, e.g. OXMPI_TRANSPORT=tcp for the TCP pass; a test's own
-# settings win), OXMPI_TEST_SKIP_SCRIPTS=1 (run only the C tests).
+# settings win), OXMPI_TEST_SKIP_SCRIPTS=1 (run only the C tests),
+# OXMPI_TEST_LABEL (a word added to every result line, e.g. "debug").
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 PREFIX=${OXMPI_PREFIX:-$ROOT/build/stage}
 MPIEXEC=${MPIEXEC:-$PREFIX/bin/mpiexec}
 TIMEOUT=${OXMPI_TEST_TIMEOUT:-120}
-BUILD=$ROOT/build/c_tests
+# Binaries and outputs per install tested: a binary's rpath names its install.
+BUILD=$ROOT/build/c_tests/$(basename "$PREFIX")
 mkdir -p "$BUILD"
 export OXMPI_ROOT=$ROOT OXMPI_PREFIX=$PREFIX MPIEXEC
 status=0
@@ -51,8 +53,8 @@ while read -r line; do
     if [ -n "${TESTS:-}" ] && [[ " $TESTS " != *" $name "* ]]; then
         continue
     fi
-    label="$name (n=$ranks${envs:+ ${envs[*]}})"
-    out=$BUILD/$(echo "$name.$ranks.${envs[*]:-}" | tr '/ =' '___').out
+    label="$name (n=$ranks${envs:+ ${envs[*]}}${OXMPI_TEST_LABEL:+ ${OXMPI_TEST_LABEL}})"
+    out=$BUILD/$(echo "$name.$ranks.${envs[*]:-}.${OXMPI_TEST_LABEL:-}" | tr '/ =' '___').out
     if [[ "$name" == *.sh ]]; then
         # stdin from /dev/null: a launcher forwarding stdin must not eat the list.
         timeout -k 5 "$TIMEOUT" env "${envs[@]}" bash "c_tests/$name" "${args[@]}" < /dev/null > "$out" 2>&1

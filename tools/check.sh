@@ -51,36 +51,49 @@ else
     record "header-current" 77
 fi
 
+# One pass over the C test list: each test's PASS/FAIL/SKIP line counts,
+# and run.sh failing without naming a test (it could not read the list,
+# say) counts as a failure of the pass itself.
+c_pass() { # label log [VAR=value ...]
+    local label=$1 log=$2
+    shift 2
+    env "$@" bash c_tests/run.sh > "$log" 2>&1
+    local status=$? fails=0
+    while read -r result name; do
+        echo "$result $name"
+        case "$result" in
+            PASS) passed=$((passed + 1)) ;;
+            SKIP) skipped=$((skipped + 1)) ;;
+            FAIL) failed=$((failed + 1)); fails=$((fails + 1)); failures+=("$name") ;;
+        esac
+    done < <(grep -E '^(PASS|FAIL|SKIP) ' "$log")
+    if [ "$status" -ne 0 ] && [ "$fails" -eq 0 ]; then
+        failed=$((failed + 1)); failures+=("c_tests/run.sh ($label)")
+        echo "FAIL c_tests/run.sh ($label): exit $status without a failing test; see $log"
+    fi
+}
+
 echo "== C tests"
-mkdir -p build
-OXMPI_PREFIX=$STAGE bash c_tests/run.sh > build/c_tests.log 2>&1
-c_status=$?
-while read -r status name; do
-    echo "$status $name"
-    case "$status" in
-        PASS) passed=$((passed + 1)) ;;
-        SKIP) skipped=$((skipped + 1)) ;;
-        FAIL) failed=$((failed + 1)); failures+=("$name") ;;
-    esac
-done < <(grep -E '^(PASS|FAIL|SKIP) ' build/c_tests.log)
-if [ "$c_status" -ne 0 ] && [ "$failed" -eq 0 ]; then
-    failed=$((failed + 1)); failures+=("c_tests/run.sh")
-fi
+c_pass "shm" build/c_tests.log OXMPI_PREFIX="$STAGE"
 
 echo "== C tests again over TCP only (OXMPI_TRANSPORT=tcp)"
-OXMPI_PREFIX=$STAGE OXMPI_TEST_EXTRA_ENV="OXMPI_TRANSPORT=tcp" OXMPI_TEST_SKIP_SCRIPTS=1 \
-    bash c_tests/run.sh > build/c_tests_tcp.log 2>&1
-while read -r status name; do
-    echo "$status $name"
-    case "$status" in
-        PASS) passed=$((passed + 1)) ;;
-        SKIP) skipped=$((skipped + 1)) ;;
-        FAIL) failed=$((failed + 1)); failures+=("$name") ;;
-    esac
-done < <(grep -E '^(PASS|FAIL|SKIP) ' build/c_tests_tcp.log)
+c_pass "tcp" build/c_tests_tcp.log OXMPI_PREFIX="$STAGE" \
+    OXMPI_TEST_EXTRA_ENV="OXMPI_TRANSPORT=tcp" OXMPI_TEST_SKIP_SCRIPTS=1
+
+# The debug build checks the lock order (core/locks.rs) and every
+# debug assertion; its C tests run with their labels marked "debug".
+echo "== C tests against a debug build (lock order checked)"
+if make -s stage-debug > build/stage-debug.log 2>&1; then
+    c_pass "debug" build/c_tests_debug.log OXMPI_PREFIX="$ROOT/build/stage-debug" \
+        OXMPI_TEST_LABEL=debug OXMPI_TEST_SKIP_SCRIPTS=1
+else
+    tail -n 20 build/stage-debug.log
+    record "stage-debug" 1
+fi
+
 if [ ${#failures[@]} -gt 0 ]; then
     echo "== failures: ${failures[*]} (details in build/c_tests.log and above)"
-    grep -h -A30 -E '^--- FAIL' build/c_tests.log build/c_tests_tcp.log | head -n 300
+    grep -h -A30 -E '^--- FAIL' build/c_tests.log build/c_tests_tcp.log build/c_tests_debug.log 2>/dev/null | head -n 300
 fi
 if [ "$skipped" -gt 0 ]; then
     echo "$passed passed, $failed failed, $skipped skipped"
