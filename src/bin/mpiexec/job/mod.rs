@@ -39,6 +39,8 @@ mod pmi;
 mod proxies;
 mod reaping;
 mod starting;
+#[cfg(test)]
+mod testing;
 
 use std::collections::HashMap;
 use std::io;
@@ -131,43 +133,54 @@ pub fn run(spec: JobSpec, timeout_secs: Option<u64>) -> i32 {
         }
     };
     become_subreaper();
-    let kvs = Kvs::for_job(
-        format!("kvs_{}", spec.jobid.replace('-', "_")),
-        spec.placement.process_mapping(),
-    );
-    let ranks = (0..spec.size())
-        .map(|rank| Rank {
-            remote: !spec.placement.nodes[spec.placement.node_of_rank[rank]].local,
-            pid: None,
-            connection: None,
-            ended: None,
-            reported: None,
-        })
-        .collect();
-    let mut job = Job {
-        server: PmiServer::new(spec.size(), kvs),
-        ranks,
-        rank_of_pid: HashMap::new(),
-        proxy_of_pid: HashMap::new(),
-        pgid: 0,
-        signals,
-        stdin: None,
-        listeners,
-        pending: Vec::new(),
-        proxies: Vec::new(),
-        timeout: timeout_secs.map(|s| (Instant::now() + Duration::from_secs(s), s)),
-        ending: None,
-        kill_at: None,
-        abandon_at: None,
-        all_ended_at: None,
-        spec,
-    };
+    let mut job = Job::new(spec, listeners, signals, timeout_secs);
     job.start_ranks();
     job.serve();
     job.finish()
 }
 
 impl Job {
+    /// The job of `spec`, nothing started yet; `timeout_secs` counts from
+    /// now.
+    fn new(
+        spec: JobSpec,
+        listeners: Vec<(IpAddr, TcpListener)>,
+        signals: SignalPipe,
+        timeout_secs: Option<u64>,
+    ) -> Job {
+        let kvs = Kvs::for_job(
+            format!("kvs_{}", spec.jobid.replace('-', "_")),
+            spec.placement.process_mapping(),
+        );
+        let ranks = (0..spec.size())
+            .map(|rank| Rank {
+                remote: !spec.placement.nodes[spec.placement.node_of_rank[rank]].local,
+                pid: None,
+                connection: None,
+                ended: None,
+                reported: None,
+            })
+            .collect();
+        Job {
+            server: PmiServer::new(spec.size(), kvs),
+            ranks,
+            rank_of_pid: HashMap::new(),
+            proxy_of_pid: HashMap::new(),
+            pgid: 0,
+            signals,
+            stdin: None,
+            listeners,
+            pending: Vec::new(),
+            proxies: Vec::new(),
+            timeout: timeout_secs.map(|s| (Instant::now() + Duration::from_secs(s), s)),
+            ending: None,
+            kill_at: None,
+            abandon_at: None,
+            all_ended_at: None,
+            spec,
+        }
+    }
+
     fn node_of(&self, rank: usize) -> usize {
         self.spec.placement.node_of_rank[rank]
     }
@@ -352,5 +365,54 @@ impl Job {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::testing::{add_proxy, job};
+
+    #[test]
+    fn who_names_rank_pid_and_host() {
+        let mut job = job(&[("node-a", true, 2), ("node-b", false, 2)]);
+        job.ranks[1].pid = Some(77);
+        job.ranks[2].pid = Some(88);
+        assert_eq!(job.who(0).to_string(), "rank 0");
+        assert_eq!(job.who(1).to_string(), "rank 1 (pid 77)");
+        assert_eq!(job.who(2).to_string(), "rank 2 (pid 88 on node-b)");
+        assert_eq!(job.who(3).to_string(), "rank 3 (on node-b)");
+    }
+
+    #[test]
+    fn poll_waits_without_limit_when_no_clock_runs() {
+        let job = job(&[("node-a", true, 2)]);
+        assert_eq!(job.poll_timeout_ms(false), -1);
+        // A backgrounded mpiexec looks again for the terminal soon.
+        assert!((1..=251).contains(&job.poll_timeout_ms(true)));
+    }
+
+    #[test]
+    fn poll_wakes_for_the_job_timeout_only_until_the_job_ends() {
+        let mut job = job(&[("node-a", true, 1)]);
+        job.timeout = Some((Instant::now() + Duration::from_secs(3600), 3600));
+        let ms = job.poll_timeout_ms(false);
+        assert!((3_000_000..=3_600_001).contains(&ms), "{ms}");
+        job.ending = Some(crate::outcome::Ending::TimedOut { seconds: 1 });
+        assert_eq!(job.poll_timeout_ms(false), -1);
+    }
+
+    #[test]
+    fn poll_ticks_while_a_proxy_has_not_connected() {
+        let mut job = job(&[("node-a", true, 1), ("node-b", false, 2)]);
+        let id = add_proxy(&mut job, 1);
+        assert!((1..=101).contains(&job.poll_timeout_ms(false)));
+        job.proxies[id].connected = true;
+        assert_eq!(job.poll_timeout_ms(false), -1);
+        job.proxies[id].control_closed = Some(Instant::now());
+        assert!((1..=101).contains(&job.poll_timeout_ms(false)));
+        job.proxies[id].lost = true;
+        assert_eq!(job.poll_timeout_ms(false), -1);
     }
 }
