@@ -1,39 +1,33 @@
 //! Admission of TCP connections: accepting them on the listeners, reading
-//! their first line, and handing those that carry the job secret to the
-//! PMI server (a remote rank) or to the proxy code (a proxy).
+//! their first line (see `handshake.rs`), and handing those that carry the
+//! job secret to the PMI server (a remote rank) or to the proxy code (a
+//! proxy).
 //!
 //! Invariant: a TCP connection is served only after its first line carried
 //! the job secret: `cmd=initack pmiid=<rank> secret=<s>` from a remote
 //! rank, or `cmd=proxy id=<host> secret=<s>` from a proxy; anything else
 //! (another command, a wrong or missing secret, no complete line before the
 //! peer closes, the line limit or the handshake timeout) is dropped before
-//! it can reach the PMI server. At most [`MAX_PENDING`] connections wait
-//! to authenticate at once.
+//! it can reach the PMI server. A rank is admitted only if it runs on a
+//! remote host, has not ended and has no connection yet; a proxy only if
+//! its host has one that is neither connected nor lost. At most
+//! [`MAX_PENDING`] connections wait to authenticate at once.
 
-use std::io::{self, Read};
-use std::net::{SocketAddr, TcpStream};
+use std::io;
+use std::net::SocketAddr;
 use std::os::fd::OwnedFd;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use oxmpi::bootstrap::pmi::wire::{PmiMessage, MAX_LINE_LEN};
+use oxmpi::bootstrap::pmi::wire::PmiMessage;
 
 use crate::connection::{LineConnection, PmiConnection};
 use crate::proxy_wire::{ToProxy, MAX_CONTROL_LINE};
 
+use super::handshake::{check_first_line, Claim, FirstLine, Pending};
 use super::Job;
 
-/// How long an accepted connection has to authenticate.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Unauthenticated connections kept at once (the oldest is dropped).
 const MAX_PENDING: usize = 64;
-
-/// An accepted TCP connection that has not authenticated yet.
-pub(super) struct Pending {
-    pub(super) stream: TcpStream,
-    bytes: Vec<u8>,
-    deadline: Instant,
-    peer: SocketAddr,
-}
 
 impl Job {
     /// Accepts every waiting connection on listener `i`.
@@ -53,12 +47,8 @@ impl Job {
                             dropped.peer
                         );
                     }
-                    self.pending.push(Pending {
-                        stream,
-                        bytes: Vec::new(),
-                        deadline: Instant::now() + HANDSHAKE_TIMEOUT,
-                        peer,
-                    });
+                    self.pending
+                        .push(Pending::new(stream, peer, Instant::now()));
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
@@ -77,38 +67,19 @@ impl Job {
         let now = Instant::now();
         let mut index = 0;
         while index < self.pending.len() {
-            let p = &mut self.pending[index];
-            let mut closed = false;
-            let mut chunk = [0u8; 1024];
-            while !p.bytes.contains(&b'\n') && p.bytes.len() <= MAX_LINE_LEN {
-                match p.stream.read(&mut chunk) {
-                    Ok(0) => {
-                        closed = true;
-                        break;
-                    }
-                    Ok(n) => p.bytes.extend_from_slice(&chunk[..n]),
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                    Err(_) => {
-                        closed = true;
-                        break;
-                    }
-                }
-            }
-            let line_end = p.bytes.iter().position(|&b| b == b'\n');
-            match line_end {
-                Some(end) if end < MAX_LINE_LEN => {
+            match self.pending[index].read_first_line(now) {
+                FirstLine::Complete(end) => {
                     let p = self.pending.remove(index);
                     self.admit(p, end);
                 }
-                _ if closed || p.bytes.len() > MAX_LINE_LEN || now >= p.deadline => {
+                FirstLine::Missing => {
                     let p = self.pending.remove(index);
                     log::debug!(
                         "dropped a connection from {} that sent no first line",
                         p.peer
                     );
                 }
-                _ => index += 1,
+                FirstLine::Waiting => index += 1,
             }
         }
     }
@@ -118,45 +89,23 @@ impl Job {
         let peer = pending.peer;
         let line = String::from_utf8_lossy(&pending.bytes[..end]).into_owned();
         let rest = pending.bytes[end + 1..].to_vec();
-        let Ok(msg) = PmiMessage::parse(&line) else {
-            log::debug!("dropped a connection from {peer}: first line is not PMI");
-            return;
-        };
-        let (what, id_key) = match msg.cmd.as_str() {
-            "initack" => ("rank", "pmiid"),
-            "proxy" => ("proxy", "id"),
-            _ => {
-                log::debug!(
-                    "dropped a connection from {peer}: it began with cmd={}",
-                    msg.cmd
-                );
+        let claim = match check_first_line(&line, &self.spec.secret) {
+            Ok(claim) => claim,
+            Err(refusal) => {
+                match refusal.stderr_line(peer) {
+                    // A wrong or missing secret from something that speaks
+                    // our protocol is worth a line: a rank refused here
+                    // fails to start.
+                    Some(line) => eprintln!("{line}"),
+                    None => log::debug!("dropped a connection from {peer}: {refusal}"),
+                }
                 return;
             }
         };
-        let id = msg.get(id_key).and_then(|v| v.parse::<usize>().ok());
-        let claimed = msg.get(id_key).unwrap_or("?").to_string();
-        let refuse = |why: &str| {
-            // A wrong or missing secret from something that speaks our
-            // protocol is worth a line: a rank refused here fails to start.
-            eprintln!("mpiexec: refused a PMI connection from {peer} ({what} {claimed}): {why}");
-        };
-        let Some(given) = msg.get("secret") else {
-            refuse("it sent no job secret");
-            return;
-        };
-        if !crate::net::secret_matches(&self.spec.secret, given) {
-            refuse("wrong job secret");
-            return;
-        }
-        let Some(id) = id else {
-            refuse(&format!("missing or bad {id_key}"));
-            return;
-        };
         let socket = OwnedFd::from(pending.stream);
-        if what == "proxy" {
-            self.admit_proxy(id, socket, &rest, peer);
-        } else {
-            self.admit_rank(id, socket, &rest, &msg, peer);
+        match claim {
+            Claim::Proxy { id } => self.admit_proxy(id, socket, &rest, peer),
+            Claim::Rank { rank, initack } => self.admit_rank(rank, socket, &rest, &initack, peer),
         }
     }
 

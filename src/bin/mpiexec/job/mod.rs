@@ -35,6 +35,7 @@
 
 mod admission;
 mod ending;
+mod handshake;
 mod pmi;
 mod proxies;
 mod reaping;
@@ -56,7 +57,7 @@ use crate::pmi_server::PmiServer;
 use crate::signals::SignalPipe;
 use crate::stdin_forward::StdinForwarder;
 
-use admission::Pending;
+use handshake::Pending;
 use proxies::Proxy;
 use starting::open_listeners;
 
