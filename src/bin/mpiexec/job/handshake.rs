@@ -167,3 +167,193 @@ pub(super) fn check_first_line(line: &str, secret: &str) -> Result<Claim, Refusa
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::net::{Shutdown, TcpListener, TcpStream};
+    use std::os::fd::AsRawFd;
+    use std::time::{Duration, Instant};
+
+    use oxmpi::bootstrap::pmi::wire::{PmiMessage, MAX_LINE_LEN};
+
+    use super::{check_first_line, Claim, FirstLine, Pending, Refusal};
+    use crate::job::testing::{wait_readable, SECRET};
+
+    /// A connection accepted from a fresh listener at `at`, and the peer's
+    /// end.
+    fn accepted(at: Instant) -> (Pending, TcpStream) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (stream, peer) = listener.accept().unwrap();
+        stream.set_nonblocking(true).unwrap();
+        (Pending::new(stream, peer, at), client)
+    }
+
+    /// Where the first line of `pending` stands once the bytes sent so far
+    /// have arrived.
+    fn once_arrived(pending: &mut Pending, sent: usize) -> FirstLine {
+        for _ in 0..100 {
+            let state = pending.read_first_line(Instant::now());
+            if state != FirstLine::Waiting || pending.bytes.len() >= sent {
+                return state;
+            }
+            wait_readable(pending.stream.as_raw_fd());
+        }
+        panic!("the bytes sent never arrived");
+    }
+
+    /// Sends `bytes` on a new connection and returns where its first line
+    /// stands once they arrived, the connection and the peer's end.
+    fn after_sending(bytes: &[u8]) -> (FirstLine, Pending, TcpStream) {
+        let (mut pending, mut client) = accepted(Instant::now());
+        client.write_all(bytes).unwrap();
+        let state = once_arrived(&mut pending, bytes.len().min(MAX_LINE_LEN + 1));
+        (state, pending, client)
+    }
+
+    #[test]
+    fn a_line_is_complete_with_its_newline_within_the_limit() {
+        let mut longest = vec![b'a'; MAX_LINE_LEN - 1];
+        longest.push(b'\n');
+        let (state, ..) = after_sending(&longest);
+        assert_eq!(state, FirstLine::Complete(MAX_LINE_LEN - 1));
+        let mut too_long = vec![b'a'; MAX_LINE_LEN];
+        too_long.push(b'\n');
+        let (state, ..) = after_sending(&too_long);
+        assert_eq!(state, FirstLine::Missing);
+        // No waiting for a newline past the limit, nor for the peer.
+        let (state, ..) = after_sending(&vec![b'a'; MAX_LINE_LEN + 1]);
+        assert_eq!(state, FirstLine::Missing);
+    }
+
+    #[test]
+    fn bytes_after_the_first_line_are_kept() {
+        let (state, pending, _client) = after_sending(b"cmd=a\ncmd=b\n");
+        assert_eq!(state, FirstLine::Complete(5));
+        assert_eq!(pending.bytes, b"cmd=a\ncmd=b\n");
+    }
+
+    #[test]
+    fn a_truncated_line_waits_until_the_peer_closes() {
+        let line = format!("cmd=initack pmiid=1 secret={SECRET}");
+        let (state, mut pending, client) = after_sending(line.as_bytes());
+        assert_eq!(state, FirstLine::Waiting);
+        assert_eq!(pending.bytes, line.as_bytes());
+        client.shutdown(Shutdown::Write).unwrap();
+        assert_eq!(once_arrived(&mut pending, usize::MAX), FirstLine::Missing);
+    }
+
+    #[test]
+    fn nothing_is_missing_at_close_or_at_the_deadline() {
+        let (mut pending, client) = accepted(Instant::now());
+        assert_eq!(pending.read_first_line(Instant::now()), FirstLine::Waiting);
+        client.shutdown(Shutdown::Write).unwrap();
+        assert_eq!(once_arrived(&mut pending, usize::MAX), FirstLine::Missing);
+
+        let at = Instant::now();
+        let (mut pending, _client) = accepted(at);
+        assert_eq!(pending.deadline, at + Duration::from_secs(10));
+        let before = pending.deadline - Duration::from_millis(1);
+        assert_eq!(pending.read_first_line(before), FirstLine::Waiting);
+        assert_eq!(
+            pending.read_first_line(pending.deadline),
+            FirstLine::Missing
+        );
+    }
+
+    #[test]
+    fn a_complete_line_counts_even_after_close_or_deadline() {
+        let (_, mut pending, client) = after_sending(b"cmd=a\n");
+        client.shutdown(Shutdown::Write).unwrap();
+        let late = pending.deadline + Duration::from_secs(1);
+        assert_eq!(pending.read_first_line(late), FirstLine::Complete(5));
+    }
+
+    #[test]
+    fn first_line_checks() {
+        let parse = |line: &str| PmiMessage::parse(line).unwrap();
+        let rank = format!("cmd=initack pmiid=3 secret={SECRET}");
+        assert_eq!(
+            check_first_line(&rank, SECRET),
+            Ok(Claim::Rank {
+                rank: 3,
+                initack: parse(&rank)
+            })
+        );
+        let reordered = format!("cmd=initack secret={SECRET} pmiid=3");
+        assert!(matches!(
+            check_first_line(&reordered, SECRET),
+            Ok(Claim::Rank { rank: 3, .. })
+        ));
+        assert_eq!(
+            check_first_line(&format!("cmd=proxy id=1 secret={SECRET}"), SECRET),
+            Ok(Claim::Proxy { id: 1 })
+        );
+        let refused = |line: &str| check_first_line(line, SECRET).unwrap_err();
+        let credentials = |what, claimed: &str, why: &str| Refusal::Credentials {
+            what,
+            claimed: claimed.to_string(),
+            why: why.to_string(),
+        };
+        assert_eq!(refused("hello"), Refusal::NotPmi);
+        assert_eq!(refused(""), Refusal::NotPmi);
+        assert_eq!(refused("cmd=initack pmiid"), Refusal::NotPmi);
+        assert_eq!(
+            refused(&format!("cmd=put key=a value=b secret={SECRET}")),
+            Refusal::Command("put".to_string())
+        );
+        assert_eq!(
+            refused("cmd=initack pmiid=3 secret=0123"),
+            credentials("rank", "3", "wrong job secret")
+        );
+        assert_eq!(
+            refused("cmd=initack pmiid=3"),
+            credentials("rank", "3", "it sent no job secret")
+        );
+        // The secret is checked first: a stranger learns nothing more.
+        assert_eq!(
+            refused("cmd=initack pmiid=x secret=0123"),
+            credentials("rank", "x", "wrong job secret")
+        );
+        assert_eq!(
+            refused(&format!("cmd=initack pmiid=-1 secret={SECRET}")),
+            credentials("rank", "-1", "missing or bad pmiid")
+        );
+        assert_eq!(
+            refused(&format!("cmd=proxy secret={SECRET}")),
+            credentials("proxy", "?", "missing or bad id")
+        );
+        // An empty secret is a wrong one, even for a job without one.
+        assert_eq!(
+            refused("cmd=initack pmiid=3 secret="),
+            credentials("rank", "3", "wrong job secret")
+        );
+        assert_eq!(
+            check_first_line("cmd=initack pmiid=3 secret=", ""),
+            Err(credentials("rank", "3", "wrong job secret"))
+        );
+    }
+
+    #[test]
+    fn refusal_lines() {
+        let peer = "10.0.0.9:4000".parse().unwrap();
+        let wrong = check_first_line("cmd=initack pmiid=3 secret=0123", SECRET).unwrap_err();
+        assert_eq!(
+            wrong.stderr_line(peer).unwrap(),
+            "mpiexec: refused a PMI connection from 10.0.0.9:4000 (rank 3): wrong job secret"
+        );
+        let anonymous =
+            check_first_line(&format!("cmd=proxy secret={SECRET}"), SECRET).unwrap_err();
+        assert_eq!(
+            anonymous.stderr_line(peer).unwrap(),
+            "mpiexec: refused a PMI connection from 10.0.0.9:4000 (proxy ?): missing or bad id"
+        );
+        // Strangers are only logged.
+        assert_eq!(Refusal::NotPmi.stderr_line(peer), None);
+        assert_eq!(Refusal::NotPmi.to_string(), "first line is not PMI");
+        let other = Refusal::Command("get".to_string());
+        assert_eq!(other.stderr_line(peer), None);
+        assert_eq!(other.to_string(), "it began with cmd=get");
+    }
+}

@@ -6,6 +6,7 @@
 //! so whatever a test makes the job do, it signals and reaps no process.
 
 use std::ffi::OsString;
+use std::os::fd::RawFd;
 use std::time::Instant;
 
 use crate::hosts::{Node, Placement};
@@ -14,6 +15,9 @@ use crate::program::ResolvedProgram;
 use crate::signals::SignalPipe;
 
 use super::{Job, Proxy};
+
+/// The job secret of every test job.
+pub(super) const SECRET: &str = "00112233445566778899aabbccddeeff";
 
 /// A job on `hosts`, each `(name, local, rank count)`; ranks are numbered
 /// host after host. No rank is started and no listener is open.
@@ -40,7 +44,7 @@ pub(super) fn job(hosts: &[(&str, bool, usize)]) -> Job {
         workdir: "/".into(),
         env: Vec::new(),
         jobid: "4242-test".to_string(),
-        secret: "00112233445566778899aabbccddeeff".to_string(),
+        secret: SECRET.to_string(),
         placement: Placement {
             nodes,
             node_of_rank,
@@ -72,4 +76,16 @@ pub(super) fn add_proxy(job: &mut Job, node: usize) -> usize {
         lost: false,
     });
     job.proxies.len() - 1
+}
+
+/// Waits until `fd` is readable, for at most 100 ms.
+pub(super) fn wait_readable(fd: RawFd) {
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: `pfd` is one valid pollfd, exclusively borrowed for the
+    // duration of the call.
+    unsafe { libc::poll(&mut pfd, 1, 100) };
 }
