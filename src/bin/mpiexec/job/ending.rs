@@ -107,10 +107,7 @@ impl Job {
         if let Some(line) = ending.message() {
             eprintln!("{line}");
         }
-        let (signal, grace) = match ending {
-            Ending::Interrupted { signal } => (signal, INTERRUPT_GRACE),
-            _ => (libc::SIGTERM, KILL_GRACE),
-        };
+        let (signal, grace) = first_signal(&ending);
         self.ending = Some(ending);
         if let Some(f) = &mut self.stdin {
             f.close();
@@ -163,6 +160,22 @@ impl Job {
             }
             None => reap_leftovers(Duration::ZERO),
         }
+        self.exit_status()
+    }
+
+    /// mpiexec's exit status: the first ending's, 0 if nothing ended the
+    /// job early.
+    fn exit_status(&self) -> i32 {
         self.ending.as_ref().map_or(0, Ending::exit_code)
+    }
+}
+
+/// The signal that starts bringing the ranks down for `ending`, and how
+/// long they have before SIGKILL: a signal mpiexec received is forwarded,
+/// with a longer grace; any other ending sends SIGTERM.
+fn first_signal(ending: &Ending) -> (libc::c_int, Duration) {
+    match ending {
+        Ending::Interrupted { signal } => (*signal, INTERRUPT_GRACE),
+        _ => (libc::SIGTERM, KILL_GRACE),
     }
 }

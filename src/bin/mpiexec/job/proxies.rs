@@ -58,6 +58,64 @@ fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
+impl Proxy {
+    /// Why this proxy's host is lost at `now`, `running` being the ranks
+    /// still running there (neither ended nor reported); `None` while it
+    /// is not. The problem names the launcher command, the PMI address
+    /// and the ranks concerned.
+    fn loss(&self, running: &[usize], now: Instant) -> Option<String> {
+        let launcher_text = |how: Termination| match how {
+            Termination::Exited(code) => {
+                format!("its launcher `{}` exited with code {code}", self.command)
+            }
+            Termination::Signaled(signal) => format!(
+                "its launcher `{}` was killed by signal {signal} ({})",
+                self.command,
+                crate::signals::signal_name(signal)
+            ),
+        };
+        if !self.connected {
+            if let Some((how, _)) = self.launcher_ended {
+                Some(format!(
+                    "{} before its proxy connected back",
+                    launcher_text(how)
+                ))
+            } else if now >= self.started_at + PROXY_CONNECT_TIMEOUT {
+                Some(format!(
+                    "its proxy did not connect back to {} within {} seconds \
+                     (can {} reach that address? see -pmi-addr)",
+                    crate::net::pmi_port_value(self.server),
+                    PROXY_CONNECT_TIMEOUT.as_secs(),
+                    self.host
+                ))
+            } else {
+                None
+            }
+        } else if running.is_empty() {
+            None
+        } else {
+            let gone_for_long = |t: Option<Instant>| t.is_some_and(|t| now >= t + REPORT_GRACE);
+            let launcher_at = self.launcher_ended.map(|(_, t)| t);
+            let both = launcher_at.is_some() && self.control_closed.is_some();
+            if both || gone_for_long(launcher_at) || gone_for_long(self.control_closed) {
+                let what = match self.launcher_ended {
+                    Some((how, _)) => launcher_text(how),
+                    None => "its proxy closed its connection".to_string(),
+                };
+                let list = running
+                    .iter()
+                    .map(|r| r.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",");
+                let ranks = if running.len() == 1 { "rank" } else { "ranks" };
+                Some(format!("{what} while {ranks} {list} ran there"))
+            } else {
+                None
+            }
+        }
+    }
+}
+
 impl Job {
     /// Starts one launcher per remote node.
     pub(super) fn start_proxies(&mut self) {
@@ -272,56 +330,7 @@ impl Job {
                 .copied()
                 .filter(|&r| self.ranks[r].ended.is_none() && self.ranks[r].reported.is_none())
                 .collect();
-            let launcher_text = |how: Termination| match how {
-                Termination::Exited(code) => {
-                    format!("its launcher `{}` exited with code {code}", p.command)
-                }
-                Termination::Signaled(signal) => format!(
-                    "its launcher `{}` was killed by signal {signal} ({})",
-                    p.command,
-                    crate::signals::signal_name(signal)
-                ),
-            };
-            let problem = if !p.connected {
-                if let Some((how, _)) = p.launcher_ended {
-                    Some(format!(
-                        "{} before its proxy connected back",
-                        launcher_text(how)
-                    ))
-                } else if now >= p.started_at + PROXY_CONNECT_TIMEOUT {
-                    Some(format!(
-                        "its proxy did not connect back to {} within {} seconds \
-                         (can {} reach that address? see -pmi-addr)",
-                        crate::net::pmi_port_value(p.server),
-                        PROXY_CONNECT_TIMEOUT.as_secs(),
-                        p.host
-                    ))
-                } else {
-                    None
-                }
-            } else if running.is_empty() {
-                None
-            } else {
-                let gone_for_long = |t: Option<Instant>| t.is_some_and(|t| now >= t + REPORT_GRACE);
-                let launcher_at = p.launcher_ended.map(|(_, t)| t);
-                let both = launcher_at.is_some() && p.control_closed.is_some();
-                if both || gone_for_long(launcher_at) || gone_for_long(p.control_closed) {
-                    let what = match p.launcher_ended {
-                        Some((how, _)) => launcher_text(how),
-                        None => "its proxy closed its connection".to_string(),
-                    };
-                    let list = running
-                        .iter()
-                        .map(|r| r.to_string())
-                        .collect::<Vec<_>>()
-                        .join(",");
-                    let ranks = if running.len() == 1 { "rank" } else { "ranks" };
-                    Some(format!("{what} while {ranks} {list} ran there"))
-                } else {
-                    None
-                }
-            };
-            if let Some(problem) = problem {
+            if let Some(problem) = p.loss(&running, now) {
                 self.lose_host(id, problem);
             }
         }

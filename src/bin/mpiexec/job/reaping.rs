@@ -76,7 +76,7 @@ impl Job {
     }
 
     /// Records how `rank` ended; a failure ends the job.
-    fn rank_ended(&mut self, rank: usize, how: Termination) {
+    pub(super) fn rank_ended(&mut self, rank: usize, how: Termination) {
         self.ranks[rank].ended = Some(how);
         log::debug!("{} ended: {how:?}", self.who(rank));
         if rank == 0 {
