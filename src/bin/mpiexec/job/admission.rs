@@ -179,7 +179,7 @@ mod tests {
     use std::time::{Duration, Instant};
 
     use super::MAX_PENDING;
-    use crate::job::testing::{add_proxy, job, wait_readable, SECRET};
+    use crate::job::testing::{two_host_job, wait_readable, SECRET};
     use crate::job::Job;
     use crate::outcome::{Ending, Termination};
     use crate::proxy_wire::JobReader;
@@ -187,8 +187,7 @@ mod tests {
     /// Local rank 0 on node-a; remote ranks 1 and 2 on node-b, whose proxy
     /// is proxy 0.
     fn listening_job() -> Job {
-        let mut job = job(&[("node-a", true, 1), ("node-b", false, 2)]);
-        add_proxy(&mut job, 1);
+        let mut job = two_host_job();
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
         job.listeners.push(("127.0.0.1".parse().unwrap(), listener));

@@ -179,3 +179,309 @@ fn first_signal(ending: &Ending) -> (libc::c_int, Duration) {
         _ => (libc::SIGTERM, KILL_GRACE),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::os::unix::net::UnixStream;
+    use std::time::{Duration, Instant};
+
+    use oxmpi::bootstrap::pmi::wire::PmiMessage;
+
+    use super::first_signal;
+    use crate::connection::PmiConnection;
+    use crate::job::testing::{connect_proxy, job, two_host_job};
+    use crate::job::Job;
+    use crate::outcome::{Ending, Termination};
+    use crate::proxy_wire::FromProxy;
+
+    /// The line mpiexec printed about the job's ending.
+    fn printed(job: &Job) -> String {
+        let ending = job.ending.as_ref().expect("the job is ending");
+        ending.message().expect("a line on stderr")
+    }
+
+    /// Local ranks 0, 1 and 2.
+    fn local_job() -> Job {
+        job(&[("node-a", true, 3)])
+    }
+
+    #[test]
+    fn success_when_every_rank_exits_with_0() {
+        let mut job = local_job();
+        for rank in 0..3 {
+            job.rank_ended(rank, Termination::Exited(0));
+        }
+        job.check_barrier();
+        job.check_deadlines();
+        assert_eq!(job.ending, None);
+        assert_eq!(job.exit_status(), 0);
+        assert_eq!(job.kill_at, None, "a successful job was brought down");
+    }
+
+    #[test]
+    fn first_failing_rank_decides() {
+        let mut job = local_job();
+        job.rank_ended(0, Termination::Exited(0));
+        job.rank_ended(2, Termination::Exited(3));
+        assert!(job.kill_at.is_some(), "the other ranks were not signalled");
+        // The others die of the SIGTERM, or fail in turn: consequences.
+        job.rank_ended(1, Termination::Signaled(libc::SIGTERM));
+        assert_eq!(printed(&job), "mpiexec: rank 2 exited with code 3");
+        assert_eq!(job.exit_status(), 3);
+    }
+
+    #[test]
+    fn killed_rank_gives_128_plus_its_signal() {
+        let mut job = local_job();
+        job.rank_ended(1, Termination::Signaled(libc::SIGSEGV));
+        job.rank_ended(0, Termination::Exited(1));
+        assert_eq!(
+            printed(&job),
+            "mpiexec: rank 1 killed by signal 11 (SIGSEGV)"
+        );
+        assert_eq!(job.exit_status(), 139);
+        for (signal, status) in [(libc::SIGTERM, 143), (libc::SIGKILL, 137)] {
+            let mut job = local_job();
+            job.rank_ended(2, Termination::Signaled(signal));
+            assert_eq!(job.exit_status(), status);
+        }
+    }
+
+    #[test]
+    fn remote_rank_reported_by_its_proxy_is_named_with_pid_and_host() {
+        let mut job = two_host_job();
+        let mut proxy = connect_proxy(&mut job, 0);
+        proxy.send(&FromProxy::Started { rank: 2, pid: 4321 }.line());
+        proxy.send(
+            &FromProxy::Exited {
+                rank: 2,
+                status: 4 << 8,
+            }
+            .line(),
+        );
+        job.read_control(0);
+        assert_eq!(job.ending, None, "judged before its PMI connection closed");
+        job.judge_reported();
+        assert_eq!(
+            printed(&job),
+            "mpiexec: rank 2 (pid 4321 on node-b) exited with code 4"
+        );
+        assert_eq!(job.exit_status(), 4);
+        // The ranks still running there get SIGTERM through the proxy.
+        assert_eq!(proxy.receive(), format!("signal {}", libc::SIGTERM));
+    }
+
+    #[test]
+    fn abort_code_decides_even_when_the_rank_then_exits() {
+        let mut job = local_job();
+        let abort = PmiMessage::parse("cmd=abort exitcode=7").unwrap();
+        let actions = job.server.handle(1, &abort);
+        job.apply(actions);
+        assert_eq!(printed(&job), "mpiexec: rank 1 aborted the job with code 7");
+        job.rank_ended(1, Termination::Exited(7));
+        job.rank_ended(0, Termination::Signaled(libc::SIGTERM));
+        assert_eq!(job.exit_status(), 7);
+    }
+
+    #[test]
+    fn abort_sent_before_a_remote_rank_died_counts_first() {
+        let mut job = two_host_job();
+        let (ours, mut theirs) = UnixStream::pair().unwrap();
+        job.ranks[1].connection = Some(PmiConnection::new(ours).unwrap());
+        theirs.write_all(b"cmd=abort exitcode=9\n").unwrap();
+        drop(theirs);
+        job.ranks[1].reported = Some((Termination::Exited(1), Instant::now()));
+        job.judge_reported();
+        assert_eq!(printed(&job), "mpiexec: rank 1 aborted the job with code 9");
+        assert_eq!(job.ranks[1].ended, Some(Termination::Exited(1)));
+        assert_eq!(job.exit_status(), 9);
+    }
+
+    #[test]
+    fn abort_with_code_0_exits_with_0() {
+        let mut job = local_job();
+        let abort = PmiMessage::parse("cmd=abort exitcode=0").unwrap();
+        let actions = job.server.handle(0, &abort);
+        job.apply(actions);
+        assert!(job.ending.is_some() && job.kill_at.is_some());
+        job.rank_ended(1, Termination::Signaled(libc::SIGTERM));
+        assert_eq!(job.exit_status(), 0);
+    }
+
+    #[test]
+    fn failure_before_an_abort_wins() {
+        let mut job = local_job();
+        job.rank_ended(0, Termination::Exited(2));
+        let abort = PmiMessage::parse("cmd=abort exitcode=7").unwrap();
+        let actions = job.server.handle(1, &abort);
+        job.apply(actions);
+        assert_eq!(printed(&job), "mpiexec: rank 0 exited with code 2");
+        assert_eq!(job.exit_status(), 2);
+    }
+
+    #[test]
+    fn timeout_gives_124() {
+        let mut job = local_job();
+        job.timeout = Some((Instant::now() + Duration::from_secs(3600), 3600));
+        job.check_deadlines();
+        assert_eq!(job.ending, None, "timed out an hour early");
+        job.timeout = Some((Instant::now(), 5));
+        job.check_deadlines();
+        assert_eq!(printed(&job), "mpiexec: job timed out after 5 seconds");
+        job.rank_ended(0, Termination::Signaled(libc::SIGTERM));
+        job.rank_ended(1, Termination::Exited(1));
+        assert_eq!(job.exit_status(), 124);
+    }
+
+    #[test]
+    fn timeout_after_another_ending_changes_nothing() {
+        let mut job = local_job();
+        job.rank_ended(2, Termination::Exited(5));
+        job.timeout = Some((Instant::now(), 5));
+        job.check_deadlines();
+        assert_eq!(job.exit_status(), 5);
+    }
+
+    #[test]
+    fn lost_host_gives_255() {
+        let mut job = two_host_job();
+        job.proxies[0].launcher_ended = Some((Termination::Exited(255), Instant::now()));
+        job.check_hosts();
+        assert_eq!(
+            printed(&job),
+            "mpiexec: lost host node-b: its launcher `ssh node-b` exited with code 255 \
+             before its proxy connected back"
+        );
+        assert!(job.proxies[0].lost);
+        let given_up = Some(Termination::Signaled(libc::SIGKILL));
+        assert_eq!(
+            (job.ranks[1].ended, job.ranks[2].ended),
+            (given_up, given_up)
+        );
+        job.rank_ended(0, Termination::Signaled(libc::SIGTERM));
+        assert_eq!(job.exit_status(), 255);
+    }
+
+    #[test]
+    fn start_failure_reported_by_a_proxy() {
+        for (not_found, status) in [(true, 127), (false, 126)] {
+            let mut job = two_host_job();
+            let mut proxy = connect_proxy(&mut job, 0);
+            let reason = "No such file or directory (os error 2)".to_string();
+            proxy.send(
+                &FromProxy::Failed {
+                    rank: 2,
+                    not_found,
+                    reason,
+                }
+                .line(),
+            );
+            job.read_control(0);
+            assert_eq!(
+                printed(&job),
+                "mpiexec: cannot start rank 2 on node-b: No such file or directory (os error 2)"
+            );
+            assert_eq!(job.ranks[2].ended, Some(Termination::Exited(status)));
+            assert_eq!(job.exit_status(), status);
+        }
+    }
+
+    #[test]
+    fn protocol_error_gives_1() {
+        let mut job = local_job();
+        let (ours, mut theirs) = UnixStream::pair().unwrap();
+        job.ranks[0].connection = Some(PmiConnection::new(ours).unwrap());
+        theirs.write_all(b"hello\n").unwrap();
+        job.read_rank(0);
+        assert_eq!(
+            printed(&job),
+            "mpiexec: rank 0 broke the PMI protocol: PMI line does not start with `cmd=`: \"hello\""
+        );
+        assert_eq!(job.exit_status(), 1);
+    }
+
+    #[test]
+    fn rank_gone_from_a_barrier_others_wait_in_gives_1() {
+        let mut job = local_job();
+        let barrier_in = PmiMessage::parse("cmd=barrier_in").unwrap();
+        for rank in [0, 1] {
+            assert!(job.server.handle(rank, &barrier_in).is_empty());
+        }
+        // A rank that ended inside the barrier is not what blocks it.
+        job.rank_ended(0, Termination::Exited(0));
+        job.check_barrier();
+        assert_eq!(job.ending, None);
+        job.rank_ended(2, Termination::Exited(0));
+        assert_eq!(job.ending, None);
+        job.check_barrier();
+        assert_eq!(
+            printed(&job),
+            "mpiexec: rank 2 exited with code 0 while other ranks wait for it in a PMI barrier"
+        );
+        assert_eq!(job.exit_status(), 1);
+    }
+
+    #[test]
+    fn interrupt_is_forwarded_and_gives_128_plus_the_signal() {
+        let mut job = two_host_job();
+        let mut proxy = connect_proxy(&mut job, 0);
+        job.interrupted(libc::SIGINT);
+        assert_eq!(
+            job.ending,
+            Some(Ending::Interrupted {
+                signal: libc::SIGINT
+            })
+        );
+        assert_eq!(job.ending.as_ref().unwrap().message(), None);
+        assert_eq!(proxy.receive(), format!("signal {}", libc::SIGINT));
+        assert!(job.kill_at.is_some());
+        // A second one does not wait for the grace period.
+        job.interrupted(libc::SIGTERM);
+        assert_eq!(proxy.receive(), format!("signal {}", libc::SIGKILL));
+        assert_eq!(job.kill_at, None);
+        assert!(job.abandon_at.is_some());
+        assert_eq!(job.exit_status(), 130);
+    }
+
+    #[test]
+    fn proxies_get_sigkill_after_the_grace_then_are_cut_off() {
+        let mut job = two_host_job();
+        let mut proxy = connect_proxy(&mut job, 0);
+        job.rank_ended(0, Termination::Exited(1));
+        assert_eq!(proxy.receive(), format!("signal {}", libc::SIGTERM));
+        job.kill_at = Some(Instant::now());
+        job.check_deadlines();
+        assert_eq!(proxy.receive(), format!("signal {}", libc::SIGKILL));
+        assert_eq!(job.kill_at, None);
+        job.ranks[2].reported = Some((Termination::Exited(0), Instant::now()));
+        job.abandon_at = Some(Instant::now());
+        job.check_deadlines();
+        assert!(job.proxies[0].lost);
+        assert_eq!(proxy.receive(), "", "the connection was not closed");
+        // Rank 1 is given up; rank 2's reported end stands.
+        assert_eq!(
+            job.ranks[1].ended,
+            Some(Termination::Signaled(libc::SIGKILL))
+        );
+        assert_eq!(job.ranks[2].ended, Some(Termination::Exited(0)));
+        assert_eq!(job.exit_status(), 1);
+    }
+
+    #[test]
+    fn first_signal_and_grace() {
+        assert_eq!(
+            first_signal(&Ending::Interrupted {
+                signal: libc::SIGHUP
+            }),
+            (libc::SIGHUP, Duration::from_secs(2))
+        );
+        let timed_out = Ending::TimedOut { seconds: 1 };
+        assert_eq!(
+            first_signal(&timed_out),
+            (libc::SIGTERM, Duration::from_millis(500))
+        );
+        let aborted = Ending::Aborted { rank: 0, code: 3 };
+        assert_eq!(first_signal(&aborted).0, libc::SIGTERM);
+    }
+}

@@ -6,12 +6,16 @@
 //! so whatever a test makes the job do, it signals and reaps no process.
 
 use std::ffi::OsString;
+use std::io::{BufRead, BufReader, Write};
 use std::os::fd::RawFd;
-use std::time::Instant;
+use std::os::unix::net::UnixStream;
+use std::time::{Duration, Instant};
 
+use crate::connection::LineConnection;
 use crate::hosts::{Node, Placement};
 use crate::launch::JobSpec;
 use crate::program::ResolvedProgram;
+use crate::proxy_wire::MAX_CONTROL_LINE;
 use crate::signals::SignalPipe;
 
 use super::{Job, Proxy};
@@ -57,6 +61,14 @@ pub(super) fn job(hosts: &[(&str, bool, usize)]) -> Job {
     Job::new(spec, Vec::new(), signals, None)
 }
 
+/// Local rank 0 on node-a; ranks 1 and 2 on node-b, whose proxy (not
+/// connected yet) is proxy 0.
+pub(super) fn two_host_job() -> Job {
+    let mut job = job(&[("node-a", true, 1), ("node-b", false, 2)]);
+    add_proxy(&mut job, 1);
+    job
+}
+
 /// Adds the proxy of remote node `node`, as it is once its launcher was
 /// started (but without the launcher's pid) and before it connects back;
 /// returns its id.
@@ -88,4 +100,35 @@ pub(super) fn wait_readable(fd: RawFd) {
     // SAFETY: `pfd` is one valid pollfd, exclusively borrowed for the
     // duration of the call.
     unsafe { libc::poll(&mut pfd, 1, 100) };
+}
+
+/// The far end of a proxy's control connection, as the proxy sees it.
+pub(super) struct ProxyEnd(BufReader<UnixStream>);
+
+impl ProxyEnd {
+    /// Sends `line` (and its newline) to mpiexec.
+    pub(super) fn send(&mut self, line: &str) {
+        let mut socket = self.0.get_ref();
+        socket.write_all(format!("{line}\n").as_bytes()).unwrap();
+    }
+
+    /// The next line from mpiexec (empty at end of file).
+    pub(super) fn receive(&mut self) -> String {
+        let mut line = String::new();
+        self.0.read_line(&mut line).unwrap();
+        line.trim_end_matches('\n').to_string()
+    }
+}
+
+/// Connects proxy `id` over a socketpair, as if it had been admitted after
+/// reading its job; returns the proxy's end.
+pub(super) fn connect_proxy(job: &mut Job, id: usize) -> ProxyEnd {
+    let (ours, theirs) = UnixStream::pair().unwrap();
+    theirs
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let control = LineConnection::new(ours.into(), &[], MAX_CONTROL_LINE).unwrap();
+    job.proxies[id].control = Some(control);
+    job.proxies[id].connected = true;
+    ProxyEnd(BufReader::new(theirs))
 }
