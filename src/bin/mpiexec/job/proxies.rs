@@ -370,3 +370,154 @@ impl Job {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::Proxy;
+    use crate::job::testing::{connect_proxy, two_host_job};
+    use crate::job::Job;
+    use crate::outcome::{Ending, Termination};
+
+    /// The proxy of node-b, its launcher started at `at`, not connected.
+    fn proxy(at: Instant) -> Proxy {
+        Proxy {
+            node: 1,
+            host: "node-b".to_string(),
+            server: "10.0.0.1:5000".parse().unwrap(),
+            command: "ssh -x node-b".to_string(),
+            launcher: None,
+            launcher_ended: None,
+            control: None,
+            connected: false,
+            control_closed: None,
+            started_at: at,
+            lost: false,
+        }
+    }
+
+    const SECOND: Duration = Duration::from_secs(1);
+
+    #[test]
+    fn host_is_lost_when_its_proxy_does_not_connect_back() {
+        let at = Instant::now();
+        let mut p = proxy(at);
+        assert_eq!(p.loss(&[1, 2], at + 29 * SECOND), None);
+        assert_eq!(
+            p.loss(&[1, 2], at + 30 * SECOND).unwrap(),
+            "its proxy did not connect back to 10.0.0.1:5000 within 30 seconds \
+             (can node-b reach that address? see -pmi-addr)"
+        );
+        p.server = "[::1]:5000".parse().unwrap();
+        assert!(p
+            .loss(&[], at + 30 * SECOND)
+            .unwrap()
+            .contains("connect back to [::1]:5000 within"));
+    }
+
+    #[test]
+    fn host_is_lost_at_once_when_its_launcher_ends_before_the_proxy_connects() {
+        let at = Instant::now();
+        let mut p = proxy(at);
+        p.launcher_ended = Some((Termination::Exited(255), at));
+        assert_eq!(
+            p.loss(&[1, 2], at).unwrap(),
+            "its launcher `ssh -x node-b` exited with code 255 before its proxy connected back"
+        );
+        p.launcher_ended = Some((Termination::Signaled(libc::SIGKILL), at));
+        assert_eq!(
+            p.loss(&[], at).unwrap(),
+            "its launcher `ssh -x node-b` was killed by signal 9 (SIGKILL) \
+             before its proxy connected back"
+        );
+    }
+
+    #[test]
+    fn connected_host_is_lost_when_launcher_or_proxy_go_while_ranks_run() {
+        let at = Instant::now();
+        let mut p = proxy(at);
+        p.connected = true;
+        assert_eq!(p.loss(&[2, 3], at + 3600 * SECOND), None);
+
+        // The proxy's last reports may still be on their way for a while.
+        p.launcher_ended = Some((Termination::Exited(0), at));
+        assert_eq!(p.loss(&[2, 3], at), None);
+        assert_eq!(
+            p.loss(&[2, 3], at + SECOND).unwrap(),
+            "its launcher `ssh -x node-b` exited with code 0 while ranks 2,3 ran there"
+        );
+
+        p.launcher_ended = None;
+        p.control_closed = Some(at);
+        assert_eq!(p.loss(&[3], at), None);
+        assert_eq!(
+            p.loss(&[3], at + SECOND).unwrap(),
+            "its proxy closed its connection while rank 3 ran there"
+        );
+
+        // Both gone: no need to wait.
+        p.launcher_ended = Some((Termination::Exited(1), at));
+        assert_eq!(
+            p.loss(&[3], at).unwrap(),
+            "its launcher `ssh -x node-b` exited with code 1 while rank 3 ran there"
+        );
+        // Without ranks running there, nothing is lost.
+        assert_eq!(p.loss(&[], at + SECOND), None);
+    }
+
+    fn lost_host_problem(job: &Job) -> &str {
+        match &job.ending {
+            Some(Ending::HostLost { host, problem }) if host == "node-b" => problem,
+            other => panic!("node-b is not lost: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn ranks_reported_or_ended_are_not_counted_as_running() {
+        let mut job = two_host_job();
+        let _proxy = connect_proxy(&mut job, 0);
+        job.ranks[1].reported = Some((Termination::Exited(0), Instant::now()));
+        let now = Instant::now();
+        job.proxies[0].launcher_ended = Some((Termination::Exited(0), now));
+        job.proxies[0].control_closed = Some(now);
+        job.check_hosts();
+        assert_eq!(
+            lost_host_problem(&job),
+            "its launcher `ssh node-b` exited with code 0 while rank 2 ran there"
+        );
+
+        let mut job = two_host_job();
+        let _proxy = connect_proxy(&mut job, 0);
+        job.ranks[1].reported = Some((Termination::Exited(0), Instant::now()));
+        job.ranks[2].ended = Some(Termination::Exited(0));
+        job.proxies[0].launcher_ended = Some((Termination::Exited(0), now));
+        job.proxies[0].control_closed = Some(now);
+        job.check_hosts();
+        assert_eq!(job.ending, None);
+        assert!(!job.proxies[0].lost);
+    }
+
+    #[test]
+    fn host_is_lost_when_its_proxy_breaks_the_protocol() {
+        let mut job = two_host_job();
+        let mut proxy = connect_proxy(&mut job, 0);
+        proxy.send("hello there");
+        job.read_control(0);
+        assert_eq!(
+            lost_host_problem(&job),
+            "its proxy broke the protocol: bad control line 'hello there'"
+        );
+        assert_eq!(proxy.receive(), "", "the connection was not closed");
+
+        let mut job = two_host_job();
+        let mut proxy = connect_proxy(&mut job, 0);
+        proxy.send("started 0 99");
+        job.read_control(0);
+        assert_eq!(
+            lost_host_problem(&job),
+            "its proxy reported on rank 0, which is not there"
+        );
+        assert_eq!(job.ranks[0].pid, None);
+    }
+}
