@@ -10,10 +10,12 @@
 //! signals. Remote ranks open their own PMI connection (`PMI_PORT`).
 //!
 //! This file holds the [`Job`] and its poll loop; the loop's work is done
-//! in `starting.rs` (local ranks, listeners), `admission.rs` (TCP
-//! connections and the job secret), `pmi.rs` (a rank's PMI traffic),
-//! `proxies.rs` (remote hosts), `reaping.rs` (learning how ranks ended)
-//! and `ending.rs` (bringing the job down, the exit status).
+//! in `starting.rs` (local ranks, listeners), `admission.rs` (accepting TCP
+//! connections, admitting ranks and proxies) with `handshake.rs` (a
+//! connection's first line and the job secret), `pmi.rs` (a rank's PMI
+//! traffic), `proxies.rs` (remote hosts), `reaping.rs` (learning how ranks
+//! ended) and `ending.rs` (bringing the job down, the exit status);
+//! `testing.rs` builds jobs for their unit tests.
 //!
 //! Invariants:
 //! - [`run`] returns only after every started rank has ended (reaped here,
