@@ -49,14 +49,7 @@ impl SignalPipe {
     /// Creates the pipe and installs the handlers. Call once, before
     /// starting any rank.
     pub fn install() -> io::Result<SignalPipe> {
-        let mut fds = [0 as libc::c_int; 2];
-        // SAFETY: `fds` has room for the two descriptors pipe2 writes.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: pipe2 succeeded, so both descriptors are open and ours.
-        let (read_end, write_end) =
-            unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        let (read_end, write_end) = nonblocking_pipe()?;
         PIPE_WRITE_FD.store(write_end.as_raw_fd(), Ordering::Relaxed);
         for signal in [libc::SIGCHLD].into_iter().chain(FORWARDED) {
             if signal != libc::SIGCHLD && is_ignored(signal)? {
@@ -87,6 +80,18 @@ impl SignalPipe {
         })
     }
 
+    /// The pipe without any handler: it is never written to, and the
+    /// process's signal dispositions are left alone. For tests of code that
+    /// polls a [`SignalPipe`].
+    #[cfg(test)]
+    pub fn unhooked() -> io::Result<SignalPipe> {
+        let (read_end, write_end) = nonblocking_pipe()?;
+        Ok(SignalPipe {
+            read_end,
+            _write_end: write_end,
+        })
+    }
+
     /// The descriptor to poll for readability.
     pub fn fd(&self) -> RawFd {
         self.read_end.as_raw_fd()
@@ -108,6 +113,17 @@ impl SignalPipe {
             signals.extend(chunk[..n as usize].iter().map(|&b| libc::c_int::from(b)));
         }
     }
+}
+
+/// A nonblocking pipe, both ends close-on-exec: (read end, write end).
+fn nonblocking_pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe2 writes.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: pipe2 succeeded, so both descriptors are open and ours.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
 /// Whether `signal`'s disposition is SIG_IGN.
