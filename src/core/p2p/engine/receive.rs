@@ -1,0 +1,193 @@
+//! Receiving: posting a receive (matched at once against the unexpected
+//! messages), a matched message meeting its receive (eager data copied in;
+//! a rendezvous answered by a single or shared copy, or by CTS), and the
+//! bytes of the message counted in until the receive completes. Also
+//! `iprobe`, which looks at the unexpected messages.
+//!
+//! Invariant: a matched receive completes once `received` reaches the
+//! message's length; bytes past the buffer's capacity are counted, not
+//! stored, and the status says `MPI_ERR_TRUNCATE`.
+
+use super::outgoing::{control, control_frame};
+use super::Engine;
+use crate::core::matching::{Envelope, Pattern};
+use crate::core::p2p::frame::FrameKind;
+use crate::core::p2p::request::{receive_status, Matched, Operation, RecvOp, Request};
+use crate::core::p2p::user_buffer::UserBuffer;
+use crate::mpi_abi::constants::{MPI_ERR_TRUNCATE, MPI_SUCCESS};
+use crate::mpi_abi::types::{MPI_Request, MPI_Status};
+use crate::transport::endpoints::Endpoints;
+use crate::transport::ProcessId;
+
+/// An unexpected message as the engine keeps it.
+pub struct Incoming {
+    pub from: ProcessId,
+    pub len: usize,
+    pub body: IncomingBody,
+}
+
+pub enum IncomingBody {
+    Eager {
+        data: Vec<u8>,
+        sync_request: Option<u64>,
+    },
+    Rendezvous {
+        send_request: u64,
+        single_copy: Option<(u32, u64)>,
+    },
+}
+
+impl Engine {
+    /// Starts a receive; returns its request.
+    pub fn irecv(&mut self, ep: &mut Endpoints, buf: UserBuffer, pattern: Pattern) -> MPI_Request {
+        let id = self.requests.insert(Request::new(Operation::Done));
+        self.launch_recv(ep, id, buf, pattern);
+        id
+    }
+
+    /// Starts a receive on the existing request `id` (new, or persistent).
+    pub(in crate::core::p2p) fn launch_recv(
+        &mut self,
+        ep: &mut Endpoints,
+        id: MPI_Request,
+        buf: UserBuffer,
+        pattern: Pattern,
+    ) {
+        let Some(req) = self.requests.get_mut(id) else {
+            return;
+        };
+        req.op = Operation::Recv(RecvOp {
+            buf,
+            pattern,
+            matched: None,
+            received: 0,
+            finish_notice: None,
+        });
+        req.complete = false;
+        req.error = None;
+        req.status = MPI_Status::default();
+        if let Some((env, incoming)) = self.matcher.post(pattern, id) {
+            self.deliver(id, env, incoming, None);
+            self.flush_replies(ep);
+        }
+    }
+
+    /// A matched message meets its receive. `direct` is an eager message's
+    /// data still in the transport's frame (no intermediate copy).
+    /// Replies it needs (acknowledgement, CTS, FIN) are queued; the caller
+    /// flushes them (`flush_all`), or the next progress does.
+    pub(in crate::core::p2p) fn deliver(
+        &mut self,
+        id: MPI_Request,
+        env: Envelope,
+        incoming: Incoming,
+        direct: Option<&[u8]>,
+    ) {
+        let Some(Request {
+            op: Operation::Recv(recv),
+            ..
+        }) = self.requests.get_mut(id)
+        else {
+            return;
+        };
+        recv.matched = Some(Matched {
+            source: env.source,
+            tag: env.tag,
+            len: incoming.len,
+        });
+        match incoming.body {
+            IncomingBody::Eager { data, sync_request } => {
+                if let Some(sender) = sync_request {
+                    self.acknowledge_sync(incoming.from, sender);
+                }
+                self.receive_piece(id, 0, direct.unwrap_or(&data));
+            }
+            IncomingBody::Rendezvous {
+                send_request,
+                single_copy,
+            } => {
+                if let Some((pid, addr)) = single_copy {
+                    if self.share_copy(id, incoming.from, send_request, pid, addr) {
+                        return;
+                    }
+                    if self.single_copy(id, pid, addr) {
+                        let frame = control_frame(FrameKind::Finished, send_request, 0);
+                        self.queue(incoming.from, control(frame));
+                        return;
+                    }
+                }
+                let frame = control_frame(FrameKind::ClearToSend, send_request, id as u32 as u64);
+                self.queue(incoming.from, control(frame));
+            }
+        }
+    }
+
+    /// Queues the acknowledgement that tells a synchronous send's `sender`
+    /// (its request at `from`) that its message matched.
+    pub(in crate::core::p2p) fn acknowledge_sync(&mut self, from: ProcessId, sender: u64) {
+        let frame = control_frame(FrameKind::SyncAck, sender, 0);
+        self.queue(from, control(frame));
+    }
+
+    /// Data for a matched receive at `offset` of the message.
+    pub(super) fn receive_piece(&mut self, id: MPI_Request, offset: usize, data: &[u8]) {
+        let Some(Request {
+            op: Operation::Recv(recv),
+            ..
+        }) = self.requests.get_mut(id)
+        else {
+            return;
+        };
+        let capacity = recv.buf.len();
+        if offset < capacity {
+            let n = data.len().min(capacity - offset);
+            recv.buf.unpack(offset, &data[..n]);
+        }
+        recv.received += data.len();
+        self.maybe_finish_receive(id);
+    }
+
+    pub(super) fn receive_cut(&mut self, id: MPI_Request, bytes: usize) {
+        if let Some(Request {
+            op: Operation::Recv(recv),
+            ..
+        }) = self.requests.get_mut(id)
+        {
+            recv.received += bytes;
+        }
+        self.maybe_finish_receive(id);
+    }
+
+    fn maybe_finish_receive(&mut self, id: MPI_Request) {
+        let Some(req) = self.requests.get_mut(id) else {
+            return;
+        };
+        let Operation::Recv(recv) = &req.op else {
+            return;
+        };
+        let Some(m) = recv.matched else { return };
+        if recv.received < m.len {
+            return;
+        }
+        let capacity = recv.buf.len();
+        let notice = recv.finish_notice;
+        let (bytes, error) = if m.len > capacity {
+            (capacity, MPI_ERR_TRUNCATE)
+        } else {
+            (m.len, MPI_SUCCESS)
+        };
+        req.finish(receive_status(m.source, m.tag, bytes, error));
+        if let Some((sender, send_request)) = notice {
+            let frame = control_frame(FrameKind::Finished, send_request, 0);
+            self.queue(sender, control(frame));
+        }
+        self.settle(id);
+    }
+
+    /// Looks at the oldest unexpected message `pattern` accepts.
+    pub fn iprobe(&self, pattern: &Pattern) -> Option<MPI_Status> {
+        self.matcher
+            .peek(pattern)
+            .map(|(env, m)| receive_status(env.source, env.tag, m.len, MPI_SUCCESS))
+    }
+}
