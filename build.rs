@@ -2,24 +2,164 @@
 //! into the `MPI_x`/`PMPI_x` entry points, then has cbindgen write
 //! `include/mpi.h` from the Rust types, constants and those entry points.
 //!
-//! One line of the table declares one MPI function:
+//! One line of the table declares one MPI function, or two: a name ending
+//! in `[_c]` declares the function and its large-count twin (`MPI_Send` and
+//! `MPI_Send_c`), whose C types differ only where a parameter's kind says.
 //!
 //! ```text
-//! MPI_Comm_rank(comm: MPI_Comm, rank: *mut c_int) -> c_int = comm::rank
+//! MPI_Comm_rank(comm: MPI_Comm, rank: out c_int) -> c_int = comm::rank
+//! MPI_Send[_c](buf: *const c_void, count: count, datatype: MPI_Datatype, dest: c_int, tag: tag, comm: MPI_Comm) -> c_int = p2p::send
 //! ```
 //!
-//! The part after `=` names the implementation under `crate::abi`; a line
-//! without it becomes a stub that reports "oxmpi: MPI_x is not implemented"
-//! through the error handler. Every generated function gets panic
-//! containment and error-handler dispatch from `crate::abi::boundary`, and
-//! its `PMPI_` twin.
+//! A parameter is a C type (`c_int`, a typedef of `src/mpi_abi`, `*const
+//! T`...), passed to the implementation as it is, or a *kind*, which says
+//! its C type in each form, the check the entry point makes and the value
+//! the implementation gets (see [`Kind`]): `count`, `large_int`, `displ`,
+//! `aint`, `*const count`, `*const displ`, `*const aint`, `*mut count`,
+//! `*mut aint`, `*mut displ`, `user_function`, `datarep_conversion`, `tag`,
+//! `any_tag`, and `out T` (a required output argument). Checks run in
+//! parameter order before the implementation; checks that need an object
+//! (a rank against its communicator, a handle) are the implementation's.
+//!
+//! The part after `=` names the implementation under `crate::abi` (one
+//! function for both forms of a twin); `+width` after it passes the form
+//! (`count::Width::Int` or `Large`) as a first argument. A line without
+//! `=` becomes a stub that reports "not implemented" through the error
+//! handler. Every generated function gets panic containment and
+//! error-handler dispatch from `crate::abi::boundary`, and its `PMPI_`
+//! twin.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+/// What the table says about a parameter beyond a plain C type.
+#[derive(Clone, Debug, PartialEq)]
+enum Kind {
+    /// A C type, passed as it is.
+    Plain(String),
+    /// A count that is significant in every call: `int`, `MPI_Count` in
+    /// the twin; checked non-negative (`MPI_ERR_COUNT`), passed as `usize`.
+    Count,
+    /// `int`, `MPI_Count` in the twin, passed as `i64` unchecked: a count
+    /// significant only in some calls (a non-root's receive count, a send
+    /// count with `MPI_IN_PLACE`), which the implementation checks where it
+    /// matters, or a signed quantity (a stride).
+    LargeInt,
+    /// `int`, `MPI_Aint` in the twin, passed as `MPI_Aint`.
+    Displ,
+    /// `MPI_Aint`, `MPI_Count` in the twin (one Rust type).
+    Aint,
+    /// An array of counts: `count::Counts`.
+    ConstCount,
+    /// An array of displacements: `count::Displs`.
+    ConstDispl,
+    /// `*const MPI_Aint`, `*const MPI_Count` in the twin.
+    ConstAint,
+    /// `*mut c_int`, `*mut MPI_Count` in the twin, passed as it is (the
+    /// implementation is generic over `count::CountOut`).
+    MutCount,
+    /// `*mut MPI_Aint`, `*mut MPI_Count` in the twin.
+    MutAint,
+    /// `*mut c_int`, `*mut MPI_Aint` in the twin.
+    MutDispl,
+    /// `MPI_User_function`, `MPI_User_function_c` in the twin.
+    UserFunction,
+    /// `MPI_Datarep_conversion_function`, `..._c` in the twin.
+    DatarepConversion,
+    /// A send's tag: `0..=MPI_TAG_UB` (`MPI_ERR_TAG`).
+    Tag,
+    /// A receive's tag: also `MPI_ANY_TAG`.
+    AnyTag,
+    /// A required output argument: NULL is `MPI_ERR_ARG`; passed as
+    /// `&mut T`.
+    Out(Box<Kind>),
+}
+
+impl Kind {
+    fn parse(text: &str) -> Kind {
+        let text = text.trim();
+        if let Some(inner) = text.strip_prefix("out ") {
+            return Kind::Out(Box::new(Kind::parse(inner)));
+        }
+        match text {
+            "count" => Kind::Count,
+            "large_int" => Kind::LargeInt,
+            "displ" => Kind::Displ,
+            "aint" => Kind::Aint,
+            "*const count" => Kind::ConstCount,
+            "*const displ" => Kind::ConstDispl,
+            "*const aint" => Kind::ConstAint,
+            "*mut count" => Kind::MutCount,
+            "*mut aint" => Kind::MutAint,
+            "*mut displ" => Kind::MutDispl,
+            "user_function" => Kind::UserFunction,
+            "datarep_conversion" => Kind::DatarepConversion,
+            "tag" => Kind::Tag,
+            "any_tag" => Kind::AnyTag,
+            other => Kind::Plain(other.to_string()),
+        }
+    }
+
+    /// The C type (as Rust) in the classic form and in the large twin.
+    fn c_types(&self) -> (String, String) {
+        let same = |t: &str| (t.to_string(), t.to_string());
+        let pair = |a: &str, b: &str| (a.to_string(), b.to_string());
+        match self {
+            Kind::Plain(t) => same(t),
+            Kind::Count | Kind::LargeInt => pair("c_int", "MPI_Count"),
+            Kind::Displ => pair("c_int", "MPI_Aint"),
+            Kind::Aint => pair("MPI_Aint", "MPI_Count"),
+            Kind::ConstCount => pair("*const c_int", "*const MPI_Count"),
+            Kind::ConstDispl => pair("*const c_int", "*const MPI_Aint"),
+            Kind::ConstAint => pair("*const MPI_Aint", "*const MPI_Count"),
+            Kind::MutCount => pair("*mut c_int", "*mut MPI_Count"),
+            Kind::MutAint => pair("*mut MPI_Aint", "*mut MPI_Count"),
+            Kind::MutDispl => pair("*mut c_int", "*mut MPI_Aint"),
+            Kind::UserFunction => pair("MPI_User_function", "MPI_User_function_c"),
+            Kind::DatarepConversion => pair(
+                "MPI_Datarep_conversion_function",
+                "MPI_Datarep_conversion_function_c",
+            ),
+            Kind::Tag | Kind::AnyTag => same("c_int"),
+            Kind::Out(inner) => {
+                let (a, b) = inner.c_types();
+                (format!("*mut {a}"), format!("*mut {b}"))
+            }
+        }
+    }
+
+    /// Whether the two forms differ in this parameter.
+    fn varies(&self) -> bool {
+        let (a, b) = self.c_types();
+        a != b
+    }
+
+    /// The statement that checks or converts argument `name` before the
+    /// call in the classic or the `large` form (empty when it is passed as
+    /// it is).
+    fn prepare(&self, name: &str, large: bool) -> String {
+        let converted = match self {
+            Kind::Count => format!("crate::abi::count::checked({name}, \"{name}\")?"),
+            // (`MPI_Count` and `MPI_Aint` are `i64` already.)
+            Kind::LargeInt | Kind::Displ if large => return String::new(),
+            Kind::LargeInt => format!("i64::from({name})"),
+            Kind::Displ => format!("MPI_Aint::from({name})"),
+            Kind::ConstCount => format!("crate::abi::count::Counts::from({name})"),
+            Kind::ConstDispl => format!("crate::abi::count::Displs::from({name})"),
+            Kind::Tag => format!("crate::abi::args::tag({name}, \"{name}\")?"),
+            Kind::AnyTag => format!("crate::abi::args::any_tag({name}, \"{name}\")?"),
+            // SAFETY (of the generated code): the pointer is the caller's
+            // output argument, valid or NULL as MPI requires.
+            Kind::Out(_) => format!("unsafe {{ crate::abi::args::out({name}, \"{name}\") }}?"),
+            _ => return String::new(),
+        };
+        format!("let {name} = {converted}; ")
+    }
+}
+
 struct Param {
     name: String,
-    ty: String,
+    kind: Kind,
 }
 
 struct Function {
@@ -28,6 +168,28 @@ struct Function {
     variadic: bool,
     ret: String,
     implementation: Option<String>,
+    /// Pass the form (`count::Width`) as a first argument.
+    pass_width: bool,
+    /// Declared with `[_c]`: also generate the large-count twin.
+    has_twin: bool,
+}
+
+/// One exported function: a table entry in one of its forms.
+struct Export<'a> {
+    function: &'a Function,
+    name: String,
+    large: bool,
+}
+
+impl Export<'_> {
+    fn c_type(&self, p: &Param) -> String {
+        let (classic, large) = p.kind.c_types();
+        if self.large {
+            large
+        } else {
+            classic
+        }
+    }
 }
 
 fn parse_table(text: &str) -> Vec<Function> {
@@ -40,7 +202,11 @@ fn parse_table(text: &str) -> Vec<Function> {
         let fail = |what: &str| -> ! { panic!("mpi_functions.txt:{}: {what}: {line}", lineno + 1) };
         let open = line.find('(').unwrap_or_else(|| fail("missing '('"));
         let close = line.rfind(')').unwrap_or_else(|| fail("missing ')'"));
-        let name = line[..open].trim().to_string();
+        let declared = line[..open].trim();
+        let (name, has_twin) = match declared.strip_suffix("[_c]") {
+            Some(base) => (base.to_string(), true),
+            None => (declared.to_string(), false),
+        };
         let rest = line[close + 1..].trim();
         let rest = rest
             .strip_prefix("->")
@@ -48,6 +214,13 @@ fn parse_table(text: &str) -> Vec<Function> {
         let (ret, implementation) = match rest.split_once('=') {
             Some((ret, path)) => (ret.trim().to_string(), Some(path.trim().to_string())),
             None => (rest.trim().to_string(), None),
+        };
+        let (implementation, pass_width) = match implementation {
+            Some(path) => match path.strip_suffix("+width") {
+                Some(path) => (Some(path.trim().to_string()), true),
+                None => (Some(path), false),
+            },
+            None => (None, false),
         };
         let mut params = Vec::new();
         let mut variadic = false;
@@ -66,16 +239,32 @@ fn parse_table(text: &str) -> Vec<Function> {
                 .unwrap_or_else(|| fail("parameter without ': type'"));
             params.push(Param {
                 name: pname.trim().to_string(),
-                ty: ty.trim().to_string(),
+                kind: Kind::parse(ty),
             });
         }
-        functions.push(Function {
+        let function = Function {
             name,
             params,
             variadic,
             ret,
             implementation,
-        });
+            pass_width,
+            has_twin,
+        };
+        // (A kind with a large form in an entry without a twin takes its
+        // classic form: the deprecated `MPI_Type_hvector`, say.)
+        if has_twin && !function.params.iter().any(|p| p.kind.varies()) {
+            fail("[_c] but no parameter differs in the large form");
+        }
+        if function.ret != "c_int"
+            && function
+                .params
+                .iter()
+                .any(|p| !p.kind.prepare(&p.name, false).is_empty())
+        {
+            fail("a function that returns no error code cannot check arguments");
+        }
+        functions.push(function);
     }
     functions
 }
@@ -101,17 +290,41 @@ fn split_params(s: &str) -> Vec<String> {
     parts
 }
 
+/// Every exported form of every entry.
+fn exports(functions: &[Function]) -> Vec<Export<'_>> {
+    let mut out = Vec::new();
+    for f in functions {
+        out.push(Export {
+            function: f,
+            name: f.name.clone(),
+            large: false,
+        });
+        if f.has_twin {
+            out.push(Export {
+                function: f,
+                name: format!("{}_c", f.name),
+                large: true,
+            });
+        }
+    }
+    out
+}
+
 /// Which object's error handler an error in this function goes to: the
 /// first communicator, window, file or session argument.
 fn error_scope(f: &Function) -> String {
+    let ty = |p: &Param| match &p.kind {
+        Kind::Plain(t) => t.clone(),
+        _ => String::new(),
+    };
     // MPI_Session_init's errors go to the handler it is given.
-    if let Some(p) = f.params.iter().find(|p| p.ty == "MPI_Errhandler") {
+    if let Some(p) = f.params.iter().find(|p| ty(p) == "MPI_Errhandler") {
         if f.name == "MPI_Session_init" {
             return format!("Scope::Handler({})", p.name);
         }
     }
     for p in &f.params {
-        let scope = match p.ty.as_str() {
+        let scope = match ty(p).as_str() {
             "MPI_Comm" => "Comm",
             "MPI_Win" => "Win",
             "MPI_File" => "File",
@@ -137,56 +350,60 @@ fn generate_entry_points(functions: &[Function]) -> String {
     );
     let mut implemented = Vec::new();
     let mut missing = Vec::new();
-    for f in functions {
-        let pname = format!("P{}", f.name);
+    for export in exports(functions) {
+        let f = export.function;
+        let name = &export.name;
+        let pname = format!("P{name}");
         let decl_params: Vec<String> = f
             .params
             .iter()
-            .map(|p| format!("{}: {}", p.name, p.ty))
+            .map(|p| format!("{}: {}", p.name, export.c_type(p)))
             .collect();
-        let args: Vec<&str> = f.params.iter().map(|p| p.name.as_str()).collect();
         let decl_params = decl_params.join(", ");
+        let forward: Vec<&str> = f.params.iter().map(|p| p.name.as_str()).collect();
+        let forward = forward.join(", ");
+        let prepare: String = f
+            .params
+            .iter()
+            .map(|p| p.kind.prepare(&p.name, export.large))
+            .collect();
+        let mut args: Vec<String> = f.params.iter().map(|p| p.name.clone()).collect();
+        if f.pass_width {
+            let width = if export.large { "Large" } else { "Int" };
+            args.insert(0, format!("crate::abi::count::Width::{width}"));
+        }
         let args = args.join(", ");
-        let is_tool_interface = f.name.starts_with("MPI_T_");
+        let is_tool_interface = name.starts_with("MPI_T_");
         let returns_code = f.ret == "c_int";
+        let call = |path: &str| format!("{{ {prepare}unsafe {{ crate::abi::{path}({args}) }} }}");
         let body = match (&f.implementation, returns_code) {
             (Some(path), true) if is_tool_interface => {
-                implemented.push(f.name.clone());
-                format!(
-                    "boundary::run_tool(\"{}\", || unsafe {{ crate::abi::{path}({args}) }})",
-                    f.name
-                )
+                implemented.push(name.clone());
+                format!("boundary::run_tool(\"{name}\", || {})", call(path))
             }
             (Some(path), true) => {
-                implemented.push(f.name.clone());
+                implemented.push(name.clone());
                 format!(
-                    "boundary::run({}, \"{}\", || unsafe {{ crate::abi::{path}({args}) }})",
+                    "boundary::run({}, \"{name}\", || {})",
                     error_scope(f),
-                    f.name
+                    call(path)
                 )
             }
             (Some(path), false) => {
-                implemented.push(f.name.clone());
-                format!(
-                    "boundary::run_value(\"{}\", || unsafe {{ crate::abi::{path}({args}) }})",
-                    f.name
-                )
+                implemented.push(name.clone());
+                format!("boundary::run_value(\"{name}\", || {})", call(path))
             }
             (None, true) if is_tool_interface => {
-                missing.push(f.name.clone());
-                format!("boundary::tool_not_implemented(\"{}\")", f.name)
+                missing.push(name.clone());
+                format!("boundary::tool_not_implemented(\"{name}\")")
             }
             (None, true) => {
-                missing.push(f.name.clone());
-                format!(
-                    "boundary::not_implemented({}, \"{}\")",
-                    error_scope(f),
-                    f.name
-                )
+                missing.push(name.clone());
+                format!("boundary::not_implemented({}, \"{name}\")", error_scope(f))
             }
             (None, false) => {
-                missing.push(f.name.clone());
-                format!("boundary::not_implemented_value(\"{}\")", f.name)
+                missing.push(name.clone());
+                format!("boundary::not_implemented_value(\"{name}\")")
             }
         };
         let unused = if f.implementation.is_none() && !f.params.is_empty() {
@@ -202,9 +419,8 @@ fn generate_entry_points(functions: &[Function]) -> String {
         let _ = write!(
             out,
             "{variadic_note}#[no_mangle]\n{unused}pub unsafe extern \"C\" fn {pname}({decl_params}) -> {ret} {{\n    {body}\n}}\n\n\
-             {variadic_note}#[no_mangle]\npub unsafe extern \"C\" fn {name}({decl_params}) -> {ret} {{\n    unsafe {{ {pname}({args}) }}\n}}\n\n",
+             {variadic_note}#[no_mangle]\npub unsafe extern \"C\" fn {name}({decl_params}) -> {ret} {{\n    unsafe {{ {pname}({forward}) }}\n}}\n\n",
             ret = f.ret,
-            name = f.name,
         );
     }
     let _ = writeln!(
@@ -296,6 +512,7 @@ fn main() {
         }
     }
     for f in functions.iter().filter(|f| f.variadic) {
+        assert!(!f.has_twin, "a variadic function with a large-count twin");
         config.export.exclude.push(f.name.clone());
         config.export.exclude.push(format!("P{}", f.name));
     }

@@ -61,13 +61,59 @@ pub unsafe fn write_str(
     Ok(n)
 }
 
-/// A count argument: non-negative.
-pub fn count(n: c_int, name: &str) -> MpiResult<usize> {
-    if n < 0 {
+/// Largest user tag (the `MPI_TAG_UB` attribute); negative tags are
+/// reserved for oxmpi's own protocols.
+pub const TAG_UB: c_int = c_int::MAX;
+
+/// A send's tag: `0..=TAG_UB` (`MPI_ERR_TAG`).
+#[inline(always)]
+pub fn tag(tag: c_int, name: &str) -> MpiResult<c_int> {
+    if (0..=TAG_UB).contains(&tag) {
+        return Ok(tag);
+    }
+    Err(bad_tag(tag, name))
+}
+
+/// A receive's (or probe's) tag: a send's, or `MPI_ANY_TAG`.
+#[inline(always)]
+pub fn any_tag(tag: c_int, name: &str) -> MpiResult<c_int> {
+    if tag == MPI_ANY_TAG || (0..=TAG_UB).contains(&tag) {
+        return Ok(tag);
+    }
+    Err(bad_tag(tag, name))
+}
+
+#[cold]
+#[inline(never)]
+fn bad_tag(tag: c_int, name: &str) -> MpiError {
+    MpiError::new(MPI_ERR_TAG, format!("{name} {tag} is not in 0..={TAG_UB}"))
+}
+
+/// An input array of `n` elements (`NULL` is fine when `n` is 0).
+///
+/// # Safety
+/// `p` must be NULL or point at `n` readable elements.
+pub unsafe fn array<'a, T>(p: *const T, n: usize, name: &str) -> MpiResult<&'a [T]> {
+    if n == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
         return Err(MpiError::new(
-            MPI_ERR_COUNT,
-            format!("{name} is negative ({n})"),
+            MPI_ERR_ARG,
+            format!("argument '{name}' is NULL"),
         ));
     }
-    Ok(n as usize)
+    // SAFETY: non-NULL, and MPI's contract gives `n` elements.
+    Ok(unsafe { std::slice::from_raw_parts(p, n) })
+}
+
+/// An input array of `int`s or `MPI_Count`s, widened.
+///
+/// # Safety
+/// As [`array`].
+pub unsafe fn wide<T: Copy + Into<i64>>(p: *const T, n: usize, name: &str) -> MpiResult<Vec<i64>> {
+    Ok(unsafe { array(p, n, name) }?
+        .iter()
+        .map(|&v| v.into())
+        .collect())
 }

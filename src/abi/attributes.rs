@@ -183,8 +183,7 @@ pub unsafe fn keyval_create(
     unsafe { create_keyval(copy, delete, keyval, extra_state) }
 }
 
-pub unsafe fn free_keyval(keyval: *mut c_int) -> MpiResult {
-    let keyval = unsafe { out(keyval, "comm_keyval") }?;
+pub unsafe fn free_keyval(keyval: &mut c_int) -> MpiResult {
     runtime::lock().keyvals_mut().free(*keyval)?;
     *keyval = MPI_KEYVAL_INVALID;
     Ok(())
@@ -221,9 +220,8 @@ pub unsafe fn get_attr(
     comm: MPI_Comm,
     keyval: c_int,
     attribute_val: *mut c_void,
-    flag: *mut c_int,
+    flag: &mut c_int,
 ) -> MpiResult {
-    let flag = unsafe { out(flag, "flag") }?;
     let slot = unsafe { out(attribute_val.cast::<*mut c_void>(), "attribute_val") }?;
     let rt = runtime::lock();
     let c = rt.comms().get(comm)?;

@@ -9,14 +9,12 @@ use crate::mpi_abi::constants::*;
 use crate::mpi_abi::types::*;
 use crate::mpi_abi::types::{MPI_Errhandler, MPI_Group, MPI_Info, MPI_Request};
 
-pub unsafe fn rank(comm: MPI_Comm, rank: *mut c_int) -> MpiResult {
-    let rank = unsafe { out(rank, "rank") }?;
+pub unsafe fn rank(comm: MPI_Comm, rank: &mut c_int) -> MpiResult {
     *rank = runtime::lock().comms().get(comm)?.rank as c_int;
     Ok(())
 }
 
-pub unsafe fn size(comm: MPI_Comm, size: *mut c_int) -> MpiResult {
-    let size = unsafe { out(size, "size") }?;
+pub unsafe fn size(comm: MPI_Comm, size: &mut c_int) -> MpiResult {
     *size = runtime::lock().comms().get(comm)?.size() as c_int;
     Ok(())
 }
@@ -37,8 +35,7 @@ pub unsafe fn set_name(comm: MPI_Comm, name: *const c_char) -> MpiResult {
     Ok(())
 }
 
-pub unsafe fn get_name(comm: MPI_Comm, name: *mut c_char, resultlen: *mut c_int) -> MpiResult {
-    let resultlen = unsafe { out(resultlen, "resultlen") }?;
+pub unsafe fn get_name(comm: MPI_Comm, name: *mut c_char, resultlen: &mut c_int) -> MpiResult {
     let rt = runtime::lock();
     let n = unsafe {
         write_str(
@@ -52,16 +49,14 @@ pub unsafe fn get_name(comm: MPI_Comm, name: *mut c_char, resultlen: *mut c_int)
     Ok(())
 }
 
-pub unsafe fn dup(comm: MPI_Comm, newcomm: *mut MPI_Comm) -> MpiResult {
-    let newcomm = unsafe { out(newcomm, "newcomm") }?;
+pub unsafe fn dup(comm: MPI_Comm, newcomm: &mut MPI_Comm) -> MpiResult {
     let created = crate::core::comm_constructors::dup(comm)?;
     crate::abi::attributes::copy_all(comm, created)?;
     *newcomm = created;
     Ok(())
 }
 
-pub unsafe fn split(comm: MPI_Comm, color: c_int, key: c_int, newcomm: *mut MPI_Comm) -> MpiResult {
-    let newcomm = unsafe { out(newcomm, "newcomm") }?;
+pub unsafe fn split(comm: MPI_Comm, color: c_int, key: c_int, newcomm: &mut MPI_Comm) -> MpiResult {
     if color < 0 && color != MPI_UNDEFINED {
         return Err(MpiError::new(
             MPI_ERR_ARG,
@@ -74,8 +69,7 @@ pub unsafe fn split(comm: MPI_Comm, color: c_int, key: c_int, newcomm: *mut MPI_
 
 /// `MPI_Comm_free`: operations already started on the communicator still
 /// complete.
-pub unsafe fn free(comm: *mut MPI_Comm) -> MpiResult {
-    let comm = unsafe { out(comm, "comm") }?;
+pub unsafe fn free(comm: &mut MPI_Comm) -> MpiResult {
     if *comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF {
         return Err(MpiError::new(
             MPI_ERR_COMM,
@@ -88,8 +82,7 @@ pub unsafe fn free(comm: *mut MPI_Comm) -> MpiResult {
     Ok(())
 }
 
-pub unsafe fn compare(comm1: MPI_Comm, comm2: MPI_Comm, result: *mut c_int) -> MpiResult {
-    let result = unsafe { out(result, "result") }?;
+pub unsafe fn compare(comm1: MPI_Comm, comm2: MPI_Comm, result: &mut c_int) -> MpiResult {
     let rt = runtime::lock();
     let a = rt.comms().get(comm1)?;
     let b = rt.comms().get(comm2)?;
@@ -111,23 +104,14 @@ pub unsafe fn compare(comm1: MPI_Comm, comm2: MPI_Comm, result: *mut c_int) -> M
     Ok(())
 }
 
-pub unsafe fn barrier(comm: MPI_Comm) -> MpiResult {
-    if crate::abi::collective_inter::is_inter(comm)? {
-        return crate::abi::collective_inter::barrier(comm);
-    }
-    let ch = crate::core::collective::channel::Channel::lookup(comm)?;
-    crate::core::collective::algorithms::barrier(&ch)
-}
-
 pub unsafe fn create_from_group(
     group: MPI_Group,
     stringtag: *const c_char,
     info: MPI_Info,
     errhandler: MPI_Errhandler,
-    newcomm: *mut MPI_Comm,
+    newcomm: &mut MPI_Comm,
 ) -> MpiResult {
     let tag = unsafe { in_str(stringtag, "stringtag") }?;
-    let newcomm = unsafe { out(newcomm, "newcomm") }?;
     if tag.len() >= MPI_MAX_STRINGTAG_LEN as usize {
         return Err(MpiError::new(
             MPI_ERR_ARG,
@@ -145,14 +129,12 @@ pub unsafe fn create_from_group(
     Ok(())
 }
 
-pub unsafe fn test_inter(comm: MPI_Comm, flag: *mut c_int) -> MpiResult {
-    let flag = unsafe { out(flag, "flag") }?;
+pub unsafe fn test_inter(comm: MPI_Comm, flag: &mut c_int) -> MpiResult {
     *flag = runtime::lock().comms().get(comm)?.is_inter() as c_int;
     Ok(())
 }
 
-pub unsafe fn create(comm: MPI_Comm, group: MPI_Group, newcomm: *mut MPI_Comm) -> MpiResult {
-    let newcomm = unsafe { out(newcomm, "newcomm") }?;
+pub unsafe fn create(comm: MPI_Comm, group: MPI_Group, newcomm: &mut MPI_Comm) -> MpiResult {
     *newcomm = crate::core::comm_constructors::create(comm, group)?;
     Ok(())
 }
@@ -161,9 +143,8 @@ pub unsafe fn create_group(
     comm: MPI_Comm,
     group: MPI_Group,
     tag: c_int,
-    newcomm: *mut MPI_Comm,
+    newcomm: &mut MPI_Comm,
 ) -> MpiResult {
-    let newcomm = unsafe { out(newcomm, "newcomm") }?;
     if tag < 0 {
         return Err(MpiError::new(MPI_ERR_TAG, format!("tag {tag} is negative")));
     }
@@ -179,9 +160,8 @@ pub unsafe fn split_type(
     split_type: c_int,
     key: c_int,
     info: MPI_Info,
-    newcomm: *mut MPI_Comm,
+    newcomm: &mut MPI_Comm,
 ) -> MpiResult {
-    let newcomm = unsafe { out(newcomm, "newcomm") }?;
     if info != MPI_INFO_NULL {
         crate::abi::info::lookup(&runtime::lock(), info)?;
     }
@@ -210,12 +190,10 @@ fn info_hints(info: MPI_Info) -> MpiResult<crate::core::info::InfoObject> {
     Ok(crate::abi::info::lookup(&rt, info)?.clone())
 }
 
-pub unsafe fn dup_with_info(comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm) -> MpiResult {
+pub unsafe fn dup_with_info(comm: MPI_Comm, info: MPI_Info, newcomm: &mut MPI_Comm) -> MpiResult {
     let hints = info_hints(info)?;
     unsafe { dup(comm, newcomm) }?;
-    // SAFETY: dup succeeded, so newcomm was checked non-NULL and written.
-    let created = unsafe { *newcomm };
-    runtime::lock().comms_mut().get_mut(created)?.info = hints;
+    runtime::lock().comms_mut().get_mut(*newcomm)?.info = hints;
     Ok(())
 }
 
@@ -314,16 +292,14 @@ pub unsafe fn set_info(comm: MPI_Comm, info: MPI_Info) -> MpiResult {
     Ok(())
 }
 
-pub unsafe fn get_info(comm: MPI_Comm, info_used: *mut MPI_Info) -> MpiResult {
-    let info_used = unsafe { out(info_used, "info_used") }?;
+pub unsafe fn get_info(comm: MPI_Comm, info_used: &mut MPI_Info) -> MpiResult {
     let mut rt = runtime::lock();
     let copy = rt.comms().get(comm)?.info.clone();
     *info_used = rt.infos_mut().insert(copy);
     Ok(())
 }
 
-pub unsafe fn remote_size(comm: MPI_Comm, size: *mut c_int) -> MpiResult {
-    let size = unsafe { out(size, "size") }?;
+pub unsafe fn remote_size(comm: MPI_Comm, size: &mut c_int) -> MpiResult {
     let rt = runtime::lock();
     let c = rt.comms().get(comm)?;
     let remote = c
@@ -334,8 +310,7 @@ pub unsafe fn remote_size(comm: MPI_Comm, size: *mut c_int) -> MpiResult {
     Ok(())
 }
 
-pub unsafe fn remote_group(comm: MPI_Comm, group: *mut MPI_Group) -> MpiResult {
-    let group = unsafe { out(group, "group") }?;
+pub unsafe fn remote_group(comm: MPI_Comm, group: &mut MPI_Group) -> MpiResult {
     let mut rt = runtime::lock();
     let remote = rt
         .comms()
@@ -355,9 +330,8 @@ pub unsafe fn intercomm_create(
     peer_comm: MPI_Comm,
     remote_leader: c_int,
     tag: c_int,
-    newintercomm: *mut MPI_Comm,
+    newintercomm: &mut MPI_Comm,
 ) -> MpiResult {
-    let newintercomm = unsafe { out(newintercomm, "newintercomm") }?;
     if tag < 0 {
         return Err(MpiError::new(MPI_ERR_TAG, format!("tag {tag} is negative")));
     }
@@ -366,7 +340,6 @@ pub unsafe fn intercomm_create(
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
 pub unsafe fn intercomm_create_from_groups(
     local_group: MPI_Group,
     local_leader: c_int,
@@ -375,10 +348,9 @@ pub unsafe fn intercomm_create_from_groups(
     stringtag: *const c_char,
     info: MPI_Info,
     errhandler: MPI_Errhandler,
-    newintercomm: *mut MPI_Comm,
+    newintercomm: &mut MPI_Comm,
 ) -> MpiResult {
     let tag = unsafe { in_str(stringtag, "stringtag") }?;
-    let newintercomm = unsafe { out(newintercomm, "newintercomm") }?;
     if info != MPI_INFO_NULL {
         crate::abi::info::lookup(&runtime::lock(), info)?;
     }
@@ -396,9 +368,8 @@ pub unsafe fn intercomm_create_from_groups(
 pub unsafe fn intercomm_merge(
     intercomm: MPI_Comm,
     high: c_int,
-    newintracomm: *mut MPI_Comm,
+    newintracomm: &mut MPI_Comm,
 ) -> MpiResult {
-    let newintracomm = unsafe { out(newintracomm, "newintracomm") }?;
     *newintracomm = crate::core::intercomm::merge(intercomm, high != 0)?;
     Ok(())
 }

@@ -7,7 +7,9 @@
 
 use std::os::raw::c_int;
 
-use crate::abi::datatype::{create, typed, wide, Args};
+use crate::abi::args::array;
+use crate::abi::count::{Counts, Width};
+use crate::abi::datatype::{create, typed, Args};
 use crate::core::datatype::constructors::{self, Distribution, Order};
 use crate::core::datatype::Combiner;
 use crate::core::error::{MpiError, MpiResult};
@@ -38,12 +40,12 @@ fn dims(ndims: c_int) -> MpiResult<usize> {
 /// Subarray: checks `size >= 1`, `0 <= subsize <= size` and `0 <= start
 /// <= size - subsize` in every dimension.
 unsafe fn make_subarray(
-    large: bool,
+    width: Width,
     ndims: c_int,
     (sizes, subsizes, starts): (Vec<i64>, Vec<i64>, Vec<i64>),
     order: c_int,
     oldtype: MPI_Datatype,
-    newtype: *mut MPI_Datatype,
+    newtype: &mut MPI_Datatype,
 ) -> MpiResult {
     for i in 0..sizes.len() {
         let (size, sub, start) = (sizes[i], subsizes[i], starts[i]);
@@ -76,53 +78,35 @@ unsafe fn make_subarray(
         ord,
         &old.1,
     );
-    let args = Args::new(Combiner::Subarray, large)
+    let args = Args::new(Combiner::Subarray, width)
         .int(ndims.into())
         .counts(&sizes)
         .counts(&subsizes)
         .counts(&starts)
         .int(order.into());
-    unsafe { create(newtype, t, args.datatype(old)) }
+    create(newtype, t, args.datatype(old))
 }
 
+/// `MPI_Type_create_subarray` and `_c`.
 pub unsafe fn create_subarray(
+    width: Width,
     ndims: c_int,
-    sizes: *const c_int,
-    subsizes: *const c_int,
-    starts: *const c_int,
+    sizes: Counts,
+    subsizes: Counts,
+    starts: Counts,
     order: c_int,
     oldtype: MPI_Datatype,
-    newtype: *mut MPI_Datatype,
+    newtype: &mut MPI_Datatype,
 ) -> MpiResult {
     let n = dims(ndims)?;
     let shape = unsafe {
         (
-            wide(sizes, n, "array_of_sizes")?,
-            wide(subsizes, n, "array_of_subsizes")?,
-            wide(starts, n, "array_of_starts")?,
+            sizes.read_raw(n, "array_of_sizes")?,
+            subsizes.read_raw(n, "array_of_subsizes")?,
+            starts.read_raw(n, "array_of_starts")?,
         )
     };
-    unsafe { make_subarray(false, ndims, shape, order, oldtype, newtype) }
-}
-
-pub unsafe fn create_subarray_c(
-    ndims: c_int,
-    sizes: *const MPI_Count,
-    subsizes: *const MPI_Count,
-    starts: *const MPI_Count,
-    order: c_int,
-    oldtype: MPI_Datatype,
-    newtype: *mut MPI_Datatype,
-) -> MpiResult {
-    let n = dims(ndims)?;
-    let shape = unsafe {
-        (
-            wide(sizes, n, "array_of_sizes")?,
-            wide(subsizes, n, "array_of_subsizes")?,
-            wide(starts, n, "array_of_starts")?,
-        )
-    };
-    unsafe { make_subarray(true, ndims, shape, order, oldtype, newtype) }
+    unsafe { make_subarray(width, ndims, shape, order, oldtype, newtype) }
 }
 
 /// Darray arguments as C gives them (all arrays `ndims` long).
@@ -205,11 +189,11 @@ impl DarrayArgs {
 }
 
 unsafe fn make_darray(
-    large: bool,
+    width: Width,
     a: DarrayArgs,
     order: c_int,
     oldtype: MPI_Datatype,
-    newtype: *mut MPI_Datatype,
+    newtype: &mut MPI_Datatype,
 ) -> MpiResult {
     let distribs = a.distributions()?;
     let ord = order_of(order)?;
@@ -223,66 +207,45 @@ unsafe fn make_darray(
         ord,
         &old.1,
     );
-    let args = Args::new(Combiner::Darray, large)
+    let args = Args::new(Combiner::Darray, width)
         .ints(&[a.size.into(), a.rank.into(), a.gsizes.len() as i64])
         .counts(&a.gsizes)
         .ints(&a.distribs)
         .ints(&a.dargs)
         .ints(&a.psizes)
         .int(order.into());
-    unsafe { create(newtype, t, args.datatype(old)) }
+    create(newtype, t, args.datatype(old))
 }
 
-#[allow(clippy::too_many_arguments)]
+/// `MPI_Type_create_darray` and `_c`.
 pub unsafe fn create_darray(
+    width: Width,
     size: c_int,
     rank: c_int,
     ndims: c_int,
-    gsizes: *const c_int,
+    gsizes: Counts,
     distribs: *const c_int,
     dargs: *const c_int,
     psizes: *const c_int,
     order: c_int,
     oldtype: MPI_Datatype,
-    newtype: *mut MPI_Datatype,
+    newtype: &mut MPI_Datatype,
 ) -> MpiResult {
     let n = dims(ndims)?;
-    let a = unsafe {
-        DarrayArgs {
-            size,
-            rank,
-            gsizes: wide(gsizes, n, "array_of_gsizes")?,
-            distribs: wide(distribs, n, "array_of_distribs")?,
-            dargs: wide(dargs, n, "array_of_dargs")?,
-            psizes: wide(psizes, n, "array_of_psizes")?,
-        }
+    let ints = |p: *const c_int, name: &str| -> MpiResult<Vec<i64>> {
+        // SAFETY: MPI's contract: each array holds `ndims` values.
+        Ok(unsafe { array(p, n, name) }?
+            .iter()
+            .map(|&v| i64::from(v))
+            .collect())
     };
-    unsafe { make_darray(false, a, order, oldtype, newtype) }
-}
-
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn create_darray_c(
-    size: c_int,
-    rank: c_int,
-    ndims: c_int,
-    gsizes: *const MPI_Count,
-    distribs: *const c_int,
-    dargs: *const c_int,
-    psizes: *const c_int,
-    order: c_int,
-    oldtype: MPI_Datatype,
-    newtype: *mut MPI_Datatype,
-) -> MpiResult {
-    let n = dims(ndims)?;
-    let a = unsafe {
-        DarrayArgs {
-            size,
-            rank,
-            gsizes: wide(gsizes, n, "array_of_gsizes")?,
-            distribs: wide(distribs, n, "array_of_distribs")?,
-            dargs: wide(dargs, n, "array_of_dargs")?,
-            psizes: wide(psizes, n, "array_of_psizes")?,
-        }
+    let a = DarrayArgs {
+        size,
+        rank,
+        gsizes: unsafe { gsizes.read_raw(n, "array_of_gsizes") }?,
+        distribs: ints(distribs, "array_of_distribs")?,
+        dargs: ints(dargs, "array_of_dargs")?,
+        psizes: ints(psizes, "array_of_psizes")?,
     };
-    unsafe { make_darray(true, a, order, oldtype, newtype) }
+    unsafe { make_darray(width, a, order, oldtype, newtype) }
 }

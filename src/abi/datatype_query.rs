@@ -8,8 +8,8 @@
 use std::os::raw::{c_int, c_void};
 
 use crate::abi::args::out;
-use crate::abi::datatype::large_count;
-use crate::abi::p2p::{CountArg, CountOut};
+use crate::abi::count;
+use crate::abi::count::CountOut;
 use crate::core::datatype::{self, registry, Combiner, Datatype};
 use crate::core::error::{MpiError, MpiResult};
 use crate::mpi_abi::constants::*;
@@ -22,8 +22,7 @@ fn or_undefined<T: CountOut>(v: Option<usize>) -> T {
 }
 
 /// `MPI_Type_size`, `MPI_Type_size_x` and `MPI_Type_size_c`.
-pub unsafe fn size<T: CountOut>(dt: MPI_Datatype, size: *mut T) -> MpiResult {
-    let size = unsafe { out(size, "size") }?;
+pub unsafe fn size<T: CountOut>(dt: MPI_Datatype, size: &mut T) -> MpiResult {
     *size = or_undefined(Some(datatype::lookup(dt)?.size()));
     Ok(())
 }
@@ -53,82 +52,73 @@ pub unsafe fn get_true_extent(
 }
 
 /// Deprecated `MPI_Type_extent`.
-pub unsafe fn extent(dt: MPI_Datatype, extent: *mut MPI_Aint) -> MpiResult {
-    let extent = unsafe { out(extent, "extent") }?;
+pub unsafe fn extent(dt: MPI_Datatype, extent: &mut MPI_Aint) -> MpiResult {
     *extent = datatype::lookup(dt)?.extent() as MPI_Aint;
     Ok(())
 }
 
 /// Deprecated `MPI_Type_lb`.
-pub unsafe fn lb(dt: MPI_Datatype, displacement: *mut MPI_Aint) -> MpiResult {
-    let displacement = unsafe { out(displacement, "displacement") }?;
+pub unsafe fn lb(dt: MPI_Datatype, displacement: &mut MPI_Aint) -> MpiResult {
     *displacement = datatype::lookup(dt)?.lb() as MPI_Aint;
     Ok(())
 }
 
 /// Deprecated `MPI_Type_ub`.
-pub unsafe fn ub(dt: MPI_Datatype, displacement: *mut MPI_Aint) -> MpiResult {
-    let displacement = unsafe { out(displacement, "displacement") }?;
+pub unsafe fn ub(dt: MPI_Datatype, displacement: &mut MPI_Aint) -> MpiResult {
     *displacement = datatype::lookup(dt)?.ub() as MPI_Aint;
     Ok(())
 }
 
-pub unsafe fn get_envelope(
-    dt: MPI_Datatype,
-    num_integers: *mut c_int,
-    num_addresses: *mut c_int,
-    num_datatypes: *mut c_int,
-    combiner: *mut c_int,
-) -> MpiResult {
-    let (ni, na, nd, comb) = unsafe {
-        (
-            out(num_integers, "num_integers")?,
-            out(num_addresses, "num_addresses")?,
-            out(num_datatypes, "num_datatypes")?,
-            out(combiner, "combiner")?,
-        )
-    };
+/// A datatype's envelope: how many arguments of each kind its constructor
+/// took, and which constructor (`MPI_Type_get_envelope(_c)`).
+fn envelope(dt: MPI_Datatype) -> MpiResult<([usize; 4], c_int)> {
     let t = datatype::lookup(dt)?;
     let c = t.contents();
-    if !c.large_counts.is_empty() {
+    let counts = [
+        c.integers.len(),
+        c.addresses.len(),
+        c.large_counts.len(),
+        c.types.len(),
+    ];
+    Ok((counts, c.combiner.mpi_value()))
+}
+
+/// `MPI_Type_get_envelope`: a type made with large counts needs the `_c`
+/// form.
+pub unsafe fn get_envelope(
+    dt: MPI_Datatype,
+    num_integers: &mut c_int,
+    num_addresses: &mut c_int,
+    num_datatypes: &mut c_int,
+    combiner: &mut c_int,
+) -> MpiResult {
+    let ([ni, na, nl, nd], comb) = envelope(dt)?;
+    if nl > 0 {
         return Err(MpiError::new(
             MPI_ERR_TYPE,
             "the datatype was made with large counts: use MPI_Type_get_envelope_c",
         ));
     }
-    (*ni, *na, *nd) = (
-        c.integers.len() as c_int,
-        c.addresses.len() as c_int,
-        c.types.len() as c_int,
-    );
-    *comb = c.combiner.mpi_value();
+    (*num_integers, *num_addresses, *num_datatypes) = (ni as c_int, na as c_int, nd as c_int);
+    *combiner = comb;
     Ok(())
 }
 
+/// `MPI_Type_get_envelope_c`.
 pub unsafe fn get_envelope_c(
     dt: MPI_Datatype,
-    num_integers: *mut MPI_Count,
-    num_addresses: *mut MPI_Count,
-    num_large_counts: *mut MPI_Count,
-    num_datatypes: *mut MPI_Count,
-    combiner: *mut c_int,
+    num_integers: &mut MPI_Count,
+    num_addresses: &mut MPI_Count,
+    num_large_counts: &mut MPI_Count,
+    num_datatypes: &mut MPI_Count,
+    combiner: &mut c_int,
 ) -> MpiResult {
-    let (ni, na, nl, nd, comb) = unsafe {
-        (
-            out(num_integers, "num_integers")?,
-            out(num_addresses, "num_addresses")?,
-            out(num_large_counts, "num_large_counts")?,
-            out(num_datatypes, "num_datatypes")?,
-            out(combiner, "combiner")?,
-        )
-    };
-    let t = datatype::lookup(dt)?;
-    let c = t.contents();
-    *ni = c.integers.len() as MPI_Count;
-    *na = c.addresses.len() as MPI_Count;
-    *nl = c.large_counts.len() as MPI_Count;
-    *nd = c.types.len() as MPI_Count;
-    *comb = c.combiner.mpi_value();
+    let ([ni, na, nl, nd], comb) = envelope(dt)?;
+    *num_integers = ni as MPI_Count;
+    *num_addresses = na as MPI_Count;
+    *num_large_counts = nl as MPI_Count;
+    *num_datatypes = nd as MPI_Count;
+    *combiner = comb;
     Ok(())
 }
 
@@ -186,25 +176,27 @@ fn max_of(n: i64, name: &str) -> MpiResult<usize> {
     usize::try_from(n).map_err(|_| MpiError::new(MPI_ERR_ARG, format!("{name} is negative ({n})")))
 }
 
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn get_contents(
-    dt: MPI_Datatype,
-    max_integers: c_int,
-    max_addresses: c_int,
-    max_datatypes: c_int,
-    integers: *mut c_int,
-    addresses: *mut MPI_Aint,
-    datatypes: *mut MPI_Datatype,
-) -> MpiResult {
+/// The arrays `MPI_Type_get_contents(_c)` fill, with their capacities; the
+/// large counts only in the `_c` form.
+struct ContentArrays {
+    integers: (*mut c_int, i64),
+    addresses: (*mut MPI_Aint, i64),
+    large_counts: Option<(*mut MPI_Count, i64)>,
+    datatypes: (*mut MPI_Datatype, i64),
+}
+
+/// # Safety
+/// Each array NULL or valid for its capacity in writes.
+unsafe fn contents(dt: MPI_Datatype, arrays: ContentArrays) -> MpiResult {
     let t = derived(dt)?;
     let c = t.contents();
-    if !c.large_counts.is_empty() {
+    if arrays.large_counts.is_none() && !c.large_counts.is_empty() {
         return Err(MpiError::new(
             MPI_ERR_TYPE,
             "the datatype was made with large counts: use MPI_Type_get_contents_c",
         ));
     }
-    let max_d = max_of(max_datatypes.into(), "max_datatypes")?;
+    let max_d = max_of(arrays.datatypes.1, "max_datatypes")?;
     if c.types.len() > max_d {
         return Err(MpiError::new(
             MPI_ERR_ARG,
@@ -215,24 +207,59 @@ pub unsafe fn get_contents(
         ));
     }
     let addrs: Vec<MPI_Aint> = c.addresses.iter().map(|&a| a as MPI_Aint).collect();
+    let (integers, max_i) = arrays.integers;
+    let (addresses, max_a) = arrays.addresses;
     unsafe {
         fill(
             integers,
-            max_of(max_integers.into(), "max_integers")?,
+            max_of(max_i, "max_integers")?,
             &c.integers,
             "array_of_integers",
         )?;
         fill(
             addresses,
-            max_of(max_addresses.into(), "max_addresses")?,
+            max_of(max_a, "max_addresses")?,
             &addrs,
             "array_of_addresses",
         )?;
+        if let Some((large, max_l)) = arrays.large_counts {
+            fill(
+                large,
+                max_of(max_l, "max_large_counts")?,
+                &c.large_counts,
+                "array_of_large_counts",
+            )?;
+        }
+        fill(
+            arrays.datatypes.0,
+            max_d,
+            &type_handles(&t),
+            "array_of_datatypes",
+        )
     }
-    unsafe { fill(datatypes, max_d, &type_handles(&t), "array_of_datatypes") }
 }
 
-#[allow(clippy::too_many_arguments)]
+/// `MPI_Type_get_contents`: a type made with large counts needs the `_c`
+/// form.
+pub unsafe fn get_contents(
+    dt: MPI_Datatype,
+    max_integers: c_int,
+    max_addresses: c_int,
+    max_datatypes: c_int,
+    integers: *mut c_int,
+    addresses: *mut MPI_Aint,
+    datatypes: *mut MPI_Datatype,
+) -> MpiResult {
+    let arrays = ContentArrays {
+        integers: (integers, max_integers.into()),
+        addresses: (addresses, max_addresses.into()),
+        large_counts: None,
+        datatypes: (datatypes, max_datatypes.into()),
+    };
+    unsafe { contents(dt, arrays) }
+}
+
+/// `MPI_Type_get_contents_c`.
 pub unsafe fn get_contents_c(
     dt: MPI_Datatype,
     max_integers: MPI_Count,
@@ -244,50 +271,22 @@ pub unsafe fn get_contents_c(
     large_counts: *mut MPI_Count,
     datatypes: *mut MPI_Datatype,
 ) -> MpiResult {
-    let t = derived(dt)?;
-    let c = t.contents();
-    let max_d = max_of(max_datatypes, "max_datatypes")?;
-    if c.types.len() > max_d {
-        return Err(MpiError::new(
-            MPI_ERR_ARG,
-            format!(
-                "max_datatypes is {max_d}, the datatype has {}",
-                c.types.len()
-            ),
-        ));
-    }
-    let addrs: Vec<MPI_Aint> = c.addresses.iter().map(|&a| a as MPI_Aint).collect();
-    unsafe {
-        fill(
-            integers,
-            max_of(max_integers, "max_integers")?,
-            &c.integers,
-            "array_of_integers",
-        )?;
-        fill(
-            addresses,
-            max_of(max_addresses, "max_addresses")?,
-            &addrs,
-            "array_of_addresses",
-        )?;
-        fill(
-            large_counts,
-            max_of(max_large_counts, "max_large_counts")?,
-            &c.large_counts,
-            "array_of_large_counts",
-        )?;
-    }
-    unsafe { fill(datatypes, max_d, &type_handles(&t), "array_of_datatypes") }
+    let arrays = ContentArrays {
+        integers: (integers, max_integers),
+        addresses: (addresses, max_addresses),
+        large_counts: Some((large_counts, max_large_counts)),
+        datatypes: (datatypes, max_datatypes),
+    };
+    unsafe { contents(dt, arrays) }
 }
 
-pub unsafe fn get_address(location: *const c_void, address: *mut MPI_Aint) -> MpiResult {
-    let address = unsafe { out(address, "address") }?;
+pub unsafe fn get_address(location: *const c_void, address: &mut MPI_Aint) -> MpiResult {
     *address = location as MPI_Aint;
     Ok(())
 }
 
 /// Deprecated `MPI_Address` (non-const location).
-pub unsafe fn address(location: *mut c_void, address: *mut MPI_Aint) -> MpiResult {
+pub unsafe fn address(location: *mut c_void, address: &mut MPI_Aint) -> MpiResult {
     unsafe { get_address(location, address) }
 }
 
@@ -334,9 +333,8 @@ unsafe fn status_count(
 pub unsafe fn get_count<T: CountOut>(
     status: *const MPI_Status,
     dt: MPI_Datatype,
-    n: *mut T,
+    n: &mut T,
 ) -> MpiResult {
-    let n = unsafe { out(n, "count") }?;
     *n = or_undefined(unsafe { status_count(status, dt, Datatype::count_in) }?);
     Ok(())
 }
@@ -345,9 +343,8 @@ pub unsafe fn get_count<T: CountOut>(
 pub unsafe fn get_elements<T: CountOut>(
     status: *const MPI_Status,
     dt: MPI_Datatype,
-    n: *mut T,
+    n: &mut T,
 ) -> MpiResult {
-    let n = unsafe { out(n, "count") }?;
     *n = or_undefined(unsafe { status_count(status, dt, Datatype::elements_in) }?);
     Ok(())
 }
@@ -358,10 +355,9 @@ pub unsafe fn get_elements<T: CountOut>(
 pub unsafe fn status_set_elements(
     status: *mut MPI_Status,
     dt: MPI_Datatype,
-    n: impl CountArg,
+    elements: usize,
 ) -> MpiResult {
     let status = unsafe { status_in(status) }? as *const MPI_Status as *mut MPI_Status;
-    let elements = large_count(n.into(), "count")?;
     let t = datatype::lookup(dt)?;
     let bytes = t.bytes_for_elements(elements).ok_or_else(|| {
         MpiError::new(
@@ -372,4 +368,13 @@ pub unsafe fn status_set_elements(
     // SAFETY: `status` is the caller's writable status (checked above).
     unsafe { (*status).set_byte_count(bytes as MPI_Count) };
     Ok(())
+}
+
+/// `MPI_Status_set_elements_x`: the count is an `MPI_Count`.
+pub unsafe fn status_set_elements_x(
+    status: *mut MPI_Status,
+    dt: MPI_Datatype,
+    n: MPI_Count,
+) -> MpiResult {
+    unsafe { status_set_elements(status, dt, count::checked(n, "count")?) }
 }

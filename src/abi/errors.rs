@@ -49,8 +49,7 @@ pub unsafe fn comm_set_errhandler(comm: MPI_Comm, errhandler: MPI_Errhandler) ->
     runtime::lock().set_comm_errhandler(comm, errhandler)
 }
 
-pub unsafe fn comm_get_errhandler(comm: MPI_Comm, errhandler: *mut MPI_Errhandler) -> MpiResult {
-    let errhandler = unsafe { out(errhandler, "errhandler") }?;
+pub unsafe fn comm_get_errhandler(comm: MPI_Comm, errhandler: &mut MPI_Errhandler) -> MpiResult {
     *errhandler = runtime::lock().comm_errhandler(comm)?;
     Ok(())
 }
@@ -62,8 +61,7 @@ pub unsafe fn comm_call_errhandler(comm: MPI_Comm, errorcode: c_int) -> MpiResul
 /// `MPI_Errhandler_free`: drops the user's reference; objects still using
 /// the handler keep it alive. Freeing a predefined handler is allowed (a
 /// handle from `MPI_Comm_get_errhandler` may be one) and does nothing.
-pub unsafe fn errhandler_free(errhandler: *mut MPI_Errhandler) -> MpiResult {
-    let errhandler = unsafe { out(errhandler, "errhandler") }?;
+pub unsafe fn errhandler_free(errhandler: &mut MPI_Errhandler) -> MpiResult {
     runtime::lock().errhandlers_mut().release(*errhandler)?;
     *errhandler = MPI_ERRHANDLER_NULL;
     Ok(())
@@ -72,9 +70,8 @@ pub unsafe fn errhandler_free(errhandler: *mut MPI_Errhandler) -> MpiResult {
 pub unsafe fn error_string(
     errorcode: c_int,
     string: *mut c_char,
-    resultlen: *mut c_int,
+    resultlen: &mut c_int,
 ) -> MpiResult {
-    let resultlen = unsafe { out(resultlen, "resultlen") }?;
     let text = error_codes::string_of(errorcode).ok_or_else(|| {
         MpiError::new(
             MPI_ERR_ARG,
@@ -86,8 +83,7 @@ pub unsafe fn error_string(
     Ok(())
 }
 
-pub unsafe fn error_class(errorcode: c_int, errorclass: *mut c_int) -> MpiResult {
-    let errorclass = unsafe { out(errorclass, "errorclass") }?;
+pub unsafe fn error_class(errorcode: c_int, errorclass: &mut c_int) -> MpiResult {
     *errorclass = error_codes::class_of(errorcode).ok_or_else(|| {
         MpiError::new(
             MPI_ERR_ARG,
@@ -97,14 +93,12 @@ pub unsafe fn error_class(errorcode: c_int, errorclass: *mut c_int) -> MpiResult
     Ok(())
 }
 
-pub unsafe fn add_error_class(errorclass: *mut c_int) -> MpiResult {
-    let errorclass = unsafe { out(errorclass, "errorclass") }?;
+pub unsafe fn add_error_class(errorclass: &mut c_int) -> MpiResult {
     *errorclass = error_codes::add_class()?;
     Ok(())
 }
 
-pub unsafe fn add_error_code(errorclass: c_int, errorcode: *mut c_int) -> MpiResult {
-    let errorcode = unsafe { out(errorcode, "errorcode") }?;
+pub unsafe fn add_error_code(errorclass: c_int, errorcode: &mut c_int) -> MpiResult {
     *errorcode = error_codes::add_code(errorclass)?;
     Ok(())
 }

@@ -1,8 +1,7 @@
 //! Groups through the C ABI.
 use std::os::raw::c_int;
 
-use crate::abi::args::{count, out};
-use crate::abi::datatype::array;
+use crate::abi::args::{array, out};
 use crate::core::comm_constructors::group_of;
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::group::Group;
@@ -22,19 +21,17 @@ fn insert(rt: &mut Runtime, g: Group) -> MPI_Group {
 ///
 /// # Safety
 /// `p` must hold `n` ints.
-unsafe fn ints<'a>(p: *const c_int, n: c_int, name: &str) -> MpiResult<&'a [c_int]> {
-    unsafe { array(p, count(n, "n")?, name) }
+unsafe fn ints<'a>(p: *const c_int, n: usize, name: &str) -> MpiResult<&'a [c_int]> {
+    unsafe { array(p, n, name) }
 }
 
-pub unsafe fn size(group: MPI_Group, size: *mut c_int) -> MpiResult {
-    let size = unsafe { out(size, "size") }?;
+pub unsafe fn size(group: MPI_Group, size: &mut c_int) -> MpiResult {
     *size = group_of(&runtime::lock(), group)?.size() as c_int;
     Ok(())
 }
 
 /// `MPI_UNDEFINED` when this process is not in the group.
-pub unsafe fn rank(group: MPI_Group, rank: *mut c_int) -> MpiResult {
-    let rank = unsafe { out(rank, "rank") }?;
+pub unsafe fn rank(group: MPI_Group, rank: &mut c_int) -> MpiResult {
     let rt = runtime::lock();
     let g = group_of(&rt, group)?;
     let me = rt.process()?.placement.rank;
@@ -42,8 +39,7 @@ pub unsafe fn rank(group: MPI_Group, rank: *mut c_int) -> MpiResult {
     Ok(())
 }
 
-pub unsafe fn free(group: *mut MPI_Group) -> MpiResult {
-    let group = unsafe { out(group, "group") }?;
+pub unsafe fn free(group: &mut MPI_Group) -> MpiResult {
     let mut rt = runtime::lock();
     if *group != MPI_GROUP_EMPTY {
         group_of(&rt, *group)?;
@@ -53,8 +49,7 @@ pub unsafe fn free(group: *mut MPI_Group) -> MpiResult {
     Ok(())
 }
 
-pub unsafe fn compare(group1: MPI_Group, group2: MPI_Group, result: *mut c_int) -> MpiResult {
-    let result = unsafe { out(result, "result") }?;
+pub unsafe fn compare(group1: MPI_Group, group2: MPI_Group, result: &mut c_int) -> MpiResult {
     let rt = runtime::lock();
     *result = group_of(&rt, group1)?.compare(&group_of(&rt, group2)?);
     Ok(())
@@ -62,7 +57,7 @@ pub unsafe fn compare(group1: MPI_Group, group2: MPI_Group, result: *mut c_int) 
 
 pub unsafe fn translate_ranks(
     group1: MPI_Group,
-    n: c_int,
+    n: usize,
     ranks1: *const c_int,
     group2: MPI_Group,
     ranks2: *mut c_int,
@@ -137,7 +132,7 @@ fn derived(
 /// `ranks` must hold `n` ints; `newgroup` is the caller's output.
 pub unsafe fn by_list<const INCLUDE: bool>(
     group: MPI_Group,
-    n: c_int,
+    n: usize,
     ranks: *const c_int,
     newgroup: *mut MPI_Group,
 ) -> MpiResult {
@@ -152,11 +147,11 @@ pub unsafe fn by_list<const INCLUDE: bool>(
 /// `r` must hold `n` triplets; `newgroup` is the caller's output.
 pub unsafe fn by_ranges<const INCLUDE: bool>(
     group: MPI_Group,
-    n: c_int,
+    n: usize,
     r: *mut [c_int; 3],
     newgroup: *mut MPI_Group,
 ) -> MpiResult {
-    let r = unsafe { array(r.cast_const(), count(n, "n")?, "ranges") }?;
+    let r = unsafe { array(r.cast_const(), n, "ranges") }?;
     select(group, newgroup, Ranks::Ranges(r), INCLUDE)
 }
 
@@ -188,8 +183,7 @@ fn select(group: MPI_Group, newgroup: *mut MPI_Group, ranks: Ranks, include: boo
 }
 
 /// `MPI_Comm_group`: the communicator's (local) group.
-pub unsafe fn comm_group(comm: MPI_Comm, group: *mut MPI_Group) -> MpiResult {
-    let group = unsafe { out(group, "group") }?;
+pub unsafe fn comm_group(comm: MPI_Comm, group: &mut MPI_Group) -> MpiResult {
     let mut rt = runtime::lock();
     let members = rt.comms().get(comm)?.members.clone();
     *group = insert(&mut rt, Group { members });

@@ -3,7 +3,7 @@
 use std::os::raw::{c_char, c_int};
 use std::sync::LazyLock;
 
-use crate::abi::args::{in_str, out, write_str};
+use crate::abi::args::{in_str, write_str};
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::info::InfoObject;
 use crate::core::runtime::{self, Runtime};
@@ -63,8 +63,7 @@ fn lookup_mut(rt: &mut Runtime, h: MPI_Info) -> MpiResult<&mut InfoObject> {
     rt.infos_mut().get_mut(h).ok_or_else(|| invalid(h))
 }
 
-pub unsafe fn create(info: *mut MPI_Info) -> MpiResult {
-    let info = unsafe { out(info, "info") }?;
+pub unsafe fn create(info: &mut MPI_Info) -> MpiResult {
     *info = runtime::lock().infos_mut().insert(InfoObject::new());
     Ok(())
 }
@@ -87,10 +86,9 @@ pub unsafe fn get(
     key: *const c_char,
     valuelen: c_int,
     value: *mut c_char,
-    flag: *mut c_int,
+    flag: &mut c_int,
 ) -> MpiResult {
     let key = unsafe { in_str(key, "key") }?;
-    let flag = unsafe { out(flag, "flag") }?;
     if valuelen < 0 {
         return Err(MpiError::new(
             MPI_ERR_ARG,
@@ -113,13 +111,11 @@ pub unsafe fn get(
 pub unsafe fn get_string(
     info: MPI_Info,
     key: *const c_char,
-    buflen: *mut c_int,
+    buflen: &mut c_int,
     value: *mut c_char,
-    flag: *mut c_int,
+    flag: &mut c_int,
 ) -> MpiResult {
     let key = unsafe { in_str(key, "key") }?;
-    let buflen = unsafe { out(buflen, "buflen") }?;
-    let flag = unsafe { out(flag, "flag") }?;
     if *buflen < 0 {
         return Err(MpiError::new(
             MPI_ERR_ARG,
@@ -143,12 +139,10 @@ pub unsafe fn get_string(
 pub unsafe fn get_valuelen(
     info: MPI_Info,
     key: *const c_char,
-    valuelen: *mut c_int,
-    flag: *mut c_int,
+    valuelen: &mut c_int,
+    flag: &mut c_int,
 ) -> MpiResult {
     let key = unsafe { in_str(key, "key") }?;
-    let valuelen = unsafe { out(valuelen, "valuelen") }?;
-    let flag = unsafe { out(flag, "flag") }?;
     let rt = runtime::lock();
     match lookup(&rt, info)?.get(&key)? {
         Some(v) => {
@@ -160,8 +154,7 @@ pub unsafe fn get_valuelen(
     Ok(())
 }
 
-pub unsafe fn get_nkeys(info: MPI_Info, nkeys: *mut c_int) -> MpiResult {
-    let nkeys = unsafe { out(nkeys, "nkeys") }?;
+pub unsafe fn get_nkeys(info: MPI_Info, nkeys: &mut c_int) -> MpiResult {
     *nkeys = lookup(&runtime::lock(), info)?.nkeys();
     Ok(())
 }
@@ -173,16 +166,14 @@ pub unsafe fn get_nthkey(info: MPI_Info, n: c_int, key: *mut c_char) -> MpiResul
     Ok(())
 }
 
-pub unsafe fn dup(info: MPI_Info, newinfo: *mut MPI_Info) -> MpiResult {
-    let newinfo = unsafe { out(newinfo, "newinfo") }?;
+pub unsafe fn dup(info: MPI_Info, newinfo: &mut MPI_Info) -> MpiResult {
     let mut rt = runtime::lock();
     let copy = lookup(&rt, info)?.clone();
     *newinfo = rt.infos_mut().insert(copy);
     Ok(())
 }
 
-pub unsafe fn free(info: *mut MPI_Info) -> MpiResult {
-    let info = unsafe { out(info, "info") }?;
+pub unsafe fn free(info: &mut MPI_Info) -> MpiResult {
     if *info == MPI_INFO_ENV {
         return Err(MpiError::new(MPI_ERR_INFO, "MPI_INFO_ENV cannot be freed"));
     }

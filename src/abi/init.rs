@@ -4,7 +4,7 @@ use std::os::raw::{c_char, c_int};
 use std::sync::OnceLock;
 use std::time::Instant;
 
-use crate::abi::args::{out, write_str};
+use crate::abi::args::write_str;
 use crate::core::abort;
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::runtime::{self, Runtime, WorldModel};
@@ -22,9 +22,8 @@ pub unsafe fn init_thread(
     _argc: *mut c_int,
     _argv: *mut *mut *mut c_char,
     required: c_int,
-    provided: *mut c_int,
+    provided: &mut c_int,
 ) -> MpiResult {
-    let provided = unsafe { out(provided, "provided") }?;
     if !(MPI_THREAD_SINGLE..=MPI_THREAD_MULTIPLE).contains(&required) {
         return Err(MpiError::new(
             MPI_ERR_ARG,
@@ -46,26 +45,22 @@ pub unsafe fn finalize() -> MpiResult {
     Runtime::finalize_world(runtime::lock())
 }
 
-pub unsafe fn initialized(flag: *mut c_int) -> MpiResult {
-    let flag = unsafe { out(flag, "flag") }?;
+pub unsafe fn initialized(flag: &mut c_int) -> MpiResult {
     *flag = (runtime::lock().world_state() != WorldModel::NotInitialized) as c_int;
     Ok(())
 }
 
-pub unsafe fn finalized(flag: *mut c_int) -> MpiResult {
-    let flag = unsafe { out(flag, "flag") }?;
+pub unsafe fn finalized(flag: &mut c_int) -> MpiResult {
     *flag = (runtime::lock().world_state() == WorldModel::Finalized) as c_int;
     Ok(())
 }
 
-pub unsafe fn query_thread(provided: *mut c_int) -> MpiResult {
-    let provided = unsafe { out(provided, "provided") }?;
+pub unsafe fn query_thread(provided: &mut c_int) -> MpiResult {
     *provided = runtime::lock().world_thread_level();
     Ok(())
 }
 
-pub unsafe fn is_thread_main(flag: *mut c_int) -> MpiResult {
-    let flag = unsafe { out(flag, "flag") }?;
+pub unsafe fn is_thread_main(flag: &mut c_int) -> MpiResult {
     let rt = runtime::lock();
     if rt.world_state() != WorldModel::Initialized {
         return Err(MpiError::new(
@@ -94,17 +89,14 @@ pub unsafe fn abort(comm: MPI_Comm, errorcode: c_int) -> MpiResult {
     )
 }
 
-pub unsafe fn get_processor_name(name: *mut c_char, resultlen: *mut c_int) -> MpiResult {
-    let resultlen = unsafe { out(resultlen, "resultlen") }?;
+pub unsafe fn get_processor_name(name: *mut c_char, resultlen: &mut c_int) -> MpiResult {
     let host = crate::bootstrap::node::hostname();
     let n = unsafe { write_str(name, MPI_MAX_PROCESSOR_NAME as usize, &host, "name") }?;
     *resultlen = n as c_int;
     Ok(())
 }
 
-pub unsafe fn get_version(version: *mut c_int, subversion: *mut c_int) -> MpiResult {
-    let version = unsafe { out(version, "version") }?;
-    let subversion = unsafe { out(subversion, "subversion") }?;
+pub unsafe fn get_version(version: &mut c_int, subversion: &mut c_int) -> MpiResult {
     *version = MPI_VERSION;
     *subversion = MPI_SUBVERSION;
     Ok(())
@@ -121,8 +113,7 @@ pub fn library_version() -> String {
     )
 }
 
-pub unsafe fn get_library_version(version: *mut c_char, resultlen: *mut c_int) -> MpiResult {
-    let resultlen = unsafe { out(resultlen, "resultlen") }?;
+pub unsafe fn get_library_version(version: *mut c_char, resultlen: &mut c_int) -> MpiResult {
     let n = unsafe {
         write_str(
             version,

@@ -3,9 +3,7 @@
 //! operations themselves are in `core::op`.
 use std::os::raw::{c_int, c_void};
 
-use crate::abi::args::{count, out};
-use crate::abi::collective::{in_place, user_buffer_check};
-use crate::abi::datatype::large_count;
+use crate::abi::collective::args::{in_place, user_buffer_check};
 use crate::core::datatype;
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::op::{self, Reduction, UserFunction, UserOp};
@@ -17,40 +15,47 @@ fn null_function() -> MpiError {
     MpiError::new(MPI_ERR_ARG, "user_fn is NULL")
 }
 
-pub unsafe fn create(user_fn: MPI_User_function, commute: c_int, op: *mut MPI_Op) -> MpiResult {
-    let op = unsafe { out(op, "op") }?;
-    let function = UserFunction::Int(user_fn.ok_or_else(null_function)?);
+/// A user function of either form: `MPI_User_function` (`MPI_Op_create`)
+/// or `MPI_User_function_c` (`MPI_Op_create_c`).
+pub trait UserFunctionArg {
+    /// The function, `None` for NULL.
+    fn function(self) -> Option<UserFunction>;
+}
+
+impl UserFunctionArg for MPI_User_function {
+    fn function(self) -> Option<UserFunction> {
+        self.map(UserFunction::Int)
+    }
+}
+
+impl UserFunctionArg for MPI_User_function_c {
+    fn function(self) -> Option<UserFunction> {
+        self.map(UserFunction::Count)
+    }
+}
+
+/// `MPI_Op_create` and `_c`.
+pub unsafe fn create(user_fn: impl UserFunctionArg, commute: c_int, op: &mut MPI_Op) -> MpiResult {
     *op = op::create(UserOp {
-        function,
+        function: user_fn.function().ok_or_else(null_function)?,
         commutative: commute != 0,
     });
     Ok(())
 }
 
-pub unsafe fn create_c(user_fn: MPI_User_function_c, commute: c_int, op: *mut MPI_Op) -> MpiResult {
-    let op = unsafe { out(op, "op") }?;
-    let function = UserFunction::Count(user_fn.ok_or_else(null_function)?);
-    *op = op::create(UserOp {
-        function,
-        commutative: commute != 0,
-    });
-    Ok(())
-}
-
-pub unsafe fn free(op: *mut MPI_Op) -> MpiResult {
-    let op = unsafe { out(op, "op") }?;
+pub unsafe fn free(op: &mut MPI_Op) -> MpiResult {
     op::free(*op)?;
     *op = MPI_OP_NULL;
     Ok(())
 }
 
-pub unsafe fn commutative(op: MPI_Op, commute: *mut c_int) -> MpiResult {
-    let commute = unsafe { out(commute, "commute") }?;
+pub unsafe fn commutative(op: MPI_Op, commute: &mut c_int) -> MpiResult {
     *commute = op::commutative(op)?;
     Ok(())
 }
 
-unsafe fn reduce_local_n(
+/// `MPI_Reduce_local` and `_c`.
+pub unsafe fn reduce_local(
     inbuf: *const c_void,
     inoutbuf: *mut c_void,
     n: usize,
@@ -77,26 +82,4 @@ unsafe fn reduce_local_n(
     // (MPI's contract for MPI_Reduce_local).
     unsafe { red.reduce_local(inbuf.cast(), inoutbuf.cast(), n) };
     Ok(())
-}
-
-pub unsafe fn reduce_local(
-    inbuf: *const c_void,
-    inoutbuf: *mut c_void,
-    n: c_int,
-    datatype: MPI_Datatype,
-    op: MPI_Op,
-) -> MpiResult {
-    let n = count(n, "count")?;
-    unsafe { reduce_local_n(inbuf, inoutbuf, n, datatype, op) }
-}
-
-pub unsafe fn reduce_local_c(
-    inbuf: *const c_void,
-    inoutbuf: *mut c_void,
-    n: MPI_Count,
-    datatype: MPI_Datatype,
-    op: MPI_Op,
-) -> MpiResult {
-    let n = large_count(n, "count")?;
-    unsafe { reduce_local_n(inbuf, inoutbuf, n, datatype, op) }
 }

@@ -6,9 +6,8 @@
 
 use std::os::raw::{c_char, c_void};
 
-use crate::abi::args::{in_str, out};
-use crate::abi::datatype::large_count;
-use crate::abi::p2p::{CountArg, CountOut};
+use crate::abi::args::in_str;
+use crate::abi::count::CountOut;
 use crate::core::datatype;
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::runtime;
@@ -132,17 +131,15 @@ unsafe fn unpack_any(
 /// `MPI_Pack` and `MPI_Pack_c`.
 pub unsafe fn pack<T: CountOut>(
     inbuf: *const c_void,
-    incount: impl CountArg,
+    incount: usize,
     dt: MPI_Datatype,
     outbuf: *mut c_void,
-    outsize: T,
-    position: *mut T,
+    outsize: i64,
+    position: &mut T,
     comm: MPI_Comm,
 ) -> MpiResult {
-    let position = unsafe { out(position, "position") }?;
-    let n = large_count(incount.into(), "incount")?;
-    let size = buffer_size(outsize.into(), "outsize")?;
-    let at = unsafe { pack_any(inbuf, n, dt, outbuf, size, (*position).into(), comm) }?;
+    let size = buffer_size(outsize, "outsize")?;
+    let at = unsafe { pack_any(inbuf, incount, dt, outbuf, size, (*position).into(), comm) }?;
     *position = new_position(at)?;
     Ok(())
 }
@@ -150,17 +147,15 @@ pub unsafe fn pack<T: CountOut>(
 /// `MPI_Unpack` and `MPI_Unpack_c`.
 pub unsafe fn unpack<T: CountOut>(
     inbuf: *const c_void,
-    insize: T,
-    position: *mut T,
+    insize: i64,
+    position: &mut T,
     outbuf: *mut c_void,
-    outcount: impl CountArg,
+    outcount: usize,
     dt: MPI_Datatype,
     comm: MPI_Comm,
 ) -> MpiResult {
-    let position = unsafe { out(position, "position") }?;
-    let n = large_count(outcount.into(), "outcount")?;
-    let size = buffer_size(insize.into(), "insize")?;
-    let at = unsafe { unpack_any(inbuf, size, (*position).into(), outbuf, n, dt, comm) }?;
+    let size = buffer_size(insize, "insize")?;
+    let at = unsafe { unpack_any(inbuf, size, (*position).into(), outbuf, outcount, dt, comm) }?;
     *position = new_position(at)?;
     Ok(())
 }
@@ -185,13 +180,12 @@ fn packed_size(n: usize, dt: MPI_Datatype, comm: MPI_Comm) -> MpiResult<usize> {
 
 /// `MPI_Pack_size` and `MPI_Pack_size_c`.
 pub unsafe fn pack_size<T: CountOut>(
-    incount: impl CountArg,
+    incount: usize,
     dt: MPI_Datatype,
     comm: MPI_Comm,
-    size: *mut T,
+    size: &mut T,
 ) -> MpiResult {
-    let size = unsafe { out(size, "size") }?;
-    let bytes = packed_size(large_count(incount.into(), "incount")?, dt, comm)?;
+    let bytes = packed_size(incount, dt, comm)?;
     *size = T::fit(bytes).ok_or_else(|| {
         MpiError::new(
             MPI_ERR_VALUE_TOO_LARGE,
@@ -224,13 +218,11 @@ unsafe fn external_size(datarep: *const c_char, n: usize, dt: MPI_Datatype) -> M
 /// `MPI_Pack_external_size` and `_c` (`MPI_Aint` is `MPI_Count`'s type).
 pub unsafe fn pack_external_size(
     datarep: *const c_char,
-    incount: impl CountArg,
+    incount: usize,
     dt: MPI_Datatype,
-    size: *mut MPI_Count,
+    size: &mut MPI_Count,
 ) -> MpiResult {
-    let size = unsafe { out(size, "size") }?;
-    *size = unsafe { external_size(datarep, large_count(incount.into(), "incount")?, dt) }?
-        as MPI_Count;
+    *size = unsafe { external_size(datarep, incount, dt) }? as MPI_Count;
     Ok(())
 }
 
@@ -293,14 +285,12 @@ unsafe fn unpack_external_any(
 pub unsafe fn pack_external(
     datarep: *const c_char,
     inbuf: *const c_void,
-    incount: impl CountArg,
+    n: usize,
     dt: MPI_Datatype,
     outbuf: *mut c_void,
     outsize: MPI_Count,
-    position: *mut MPI_Count,
+    position: &mut MPI_Count,
 ) -> MpiResult {
-    let position = unsafe { out(position, "position") }?;
-    let n = large_count(incount.into(), "incount")?;
     let size = buffer_size(outsize, "outsize")?;
     *position =
         unsafe { pack_external_any(datarep, inbuf, n, dt, outbuf, size, *position) }? as MPI_Count;
@@ -312,13 +302,11 @@ pub unsafe fn unpack_external(
     datarep: *const c_char,
     inbuf: *const c_void,
     insize: MPI_Count,
-    position: *mut MPI_Count,
+    position: &mut MPI_Count,
     outbuf: *mut c_void,
-    outcount: impl CountArg,
+    n: usize,
     dt: MPI_Datatype,
 ) -> MpiResult {
-    let position = unsafe { out(position, "position") }?;
-    let n = large_count(outcount.into(), "outcount")?;
     let size = buffer_size(insize, "insize")?;
     *position = unsafe { unpack_external_any(datarep, inbuf, size, *position, outbuf, n, dt) }?
         as MPI_Count;

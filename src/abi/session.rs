@@ -2,7 +2,7 @@
 //! `MPI_Group_from_session_pset`.
 use std::os::raw::{c_char, c_int};
 
-use crate::abi::args::{in_str, out, write_str};
+use crate::abi::args::{in_str, write_str};
 use crate::abi::boundary;
 use crate::core::errhandler::ErrhandlerFunction;
 use crate::core::error::{MpiError, MpiResult};
@@ -39,9 +39,8 @@ pub fn lookup(rt: &Runtime, h: MPI_Session) -> MpiResult<&Session> {
 pub unsafe fn init(
     info: MPI_Info,
     errhandler: MPI_Errhandler,
-    session: *mut MPI_Session,
+    session: &mut MPI_Session,
 ) -> MpiResult {
-    let session = unsafe { out(session, "session") }?;
     let mut rt = runtime::lock();
     let requested = if info == MPI_INFO_NULL {
         None
@@ -92,8 +91,7 @@ pub unsafe fn init(
     }
 }
 
-pub unsafe fn finalize(session: *mut MPI_Session) -> MpiResult {
-    let session = unsafe { out(session, "session") }?;
+pub unsafe fn finalize(session: &mut MPI_Session) -> MpiResult {
     let mut rt = runtime::lock();
     rt.free_session(*session).ok_or_else(|| invalid(*session))?;
     *session = MPI_SESSION_NULL;
@@ -101,8 +99,7 @@ pub unsafe fn finalize(session: *mut MPI_Session) -> MpiResult {
     Ok(())
 }
 
-pub unsafe fn get_info(session: MPI_Session, info_used: *mut MPI_Info) -> MpiResult {
-    let info_used = unsafe { out(info_used, "info_used") }?;
+pub unsafe fn get_info(session: MPI_Session, info_used: &mut MPI_Info) -> MpiResult {
     let mut rt = runtime::lock();
     let info = lookup(&rt, session)?.info.clone();
     *info_used = rt.infos_mut().insert(info);
@@ -112,9 +109,8 @@ pub unsafe fn get_info(session: MPI_Session, info_used: *mut MPI_Info) -> MpiRes
 pub unsafe fn get_num_psets(
     session: MPI_Session,
     _info: MPI_Info,
-    npset_names: *mut c_int,
+    npset_names: &mut c_int,
 ) -> MpiResult {
-    let npset_names = unsafe { out(npset_names, "npset_names") }?;
     let rt = runtime::lock();
     lookup(&rt, session)?;
     *npset_names = rt.process()?.psets.len() as c_int;
@@ -128,10 +124,9 @@ pub unsafe fn get_nth_pset(
     session: MPI_Session,
     _info: MPI_Info,
     n: c_int,
-    pset_len: *mut c_int,
+    pset_len: &mut c_int,
     pset_name: *mut c_char,
 ) -> MpiResult {
-    let pset_len = unsafe { out(pset_len, "pset_len") }?;
     if *pset_len < 0 {
         return Err(MpiError::new(
             MPI_ERR_ARG,
@@ -151,10 +146,9 @@ pub unsafe fn get_nth_pset(
 pub unsafe fn get_pset_info(
     session: MPI_Session,
     pset_name: *const c_char,
-    info: *mut MPI_Info,
+    info: &mut MPI_Info,
 ) -> MpiResult {
     let name = unsafe { in_str(pset_name, "pset_name") }?;
-    let info = unsafe { out(info, "info") }?;
     let mut rt = runtime::lock();
     lookup(&rt, session)?;
     let members = rt.process()?.psets.members(&name)?;
@@ -167,10 +161,9 @@ pub unsafe fn get_pset_info(
 pub unsafe fn group_from_session_pset(
     session: MPI_Session,
     pset_name: *const c_char,
-    newgroup: *mut MPI_Group,
+    newgroup: &mut MPI_Group,
 ) -> MpiResult {
     let name = unsafe { in_str(pset_name, "pset_name") }?;
-    let newgroup = unsafe { out(newgroup, "newgroup") }?;
     let mut rt = runtime::lock();
     lookup(&rt, session)?;
     let members = rt.process()?.psets.members(&name)?;
@@ -195,8 +188,7 @@ pub unsafe fn set_errhandler(session: MPI_Session, errhandler: MPI_Errhandler) -
     runtime::lock().set_session_errhandler(session, errhandler, || invalid(session))
 }
 
-pub unsafe fn get_errhandler(session: MPI_Session, errhandler: *mut MPI_Errhandler) -> MpiResult {
-    let errhandler = unsafe { out(errhandler, "errhandler") }?;
+pub unsafe fn get_errhandler(session: MPI_Session, errhandler: &mut MPI_Errhandler) -> MpiResult {
     *errhandler = runtime::lock().session_errhandler(session, || invalid(session))?;
     Ok(())
 }

@@ -24,8 +24,7 @@ fn check_initialized() -> MpiResult {
     Ok(())
 }
 
-pub unsafe fn init_thread(required: c_int, provided: *mut c_int) -> MpiResult {
-    let provided = unsafe { out(provided, "provided") }?;
+pub unsafe fn init_thread(required: c_int, provided: &mut c_int) -> MpiResult {
     if !(MPI_THREAD_SINGLE..=MPI_THREAD_MULTIPLE).contains(&required) {
         return Err(MpiError::new(
             MPI_ERR_ARG,

@@ -4,7 +4,6 @@
 //! callbacks run is described in `core::p2p::generalized`.
 use std::os::raw::c_void;
 
-use crate::abi::args::out;
 use crate::core::error::MpiResult;
 use crate::core::p2p::generalized::Generalized;
 use crate::core::runtime;
@@ -16,7 +15,7 @@ pub unsafe fn grequest_start(
     free_fn: MPI_Grequest_free_function,
     cancel_fn: MPI_Grequest_cancel_function,
     extra_state: *mut c_void,
-    request: *mut MPI_Request,
+    request: &mut MPI_Request,
 ) -> MpiResult {
     unsafe {
         mpix_grequest_start(
@@ -38,9 +37,8 @@ pub unsafe fn mpix_grequest_start(
     poll_fn: MPIX_Grequest_poll_function,
     wait_fn: MPIX_Grequest_wait_function,
     extra_state: *mut c_void,
-    request: *mut MPI_Request,
+    request: &mut MPI_Request,
 ) -> MpiResult {
-    let request = unsafe { out(request, "request") }?;
     *request = runtime::lock().engine().grequest_start(Generalized {
         query_fn,
         free_fn,

@@ -4,15 +4,15 @@
 //! for how space is counted).
 use std::os::raw::c_void;
 
-use super::CountArg;
 use crate::abi::args::out;
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::progress::block_on;
 use crate::core::runtime;
 use crate::mpi_abi::constants::*;
 
-pub unsafe fn buffer_attach(buffer: *mut c_void, size: impl CountArg) -> MpiResult {
-    let size: i64 = size.into();
+/// `size` is `MPI_ERR_ARG` when negative (as in MPICH), not a count's
+/// `MPI_ERR_COUNT`.
+pub unsafe fn buffer_attach(buffer: *mut c_void, size: i64) -> MpiResult {
     let size = usize::try_from(size)
         .map_err(|_| MpiError::new(MPI_ERR_ARG, format!("size is negative ({size})")))?;
     if buffer.is_null() && size > 0 {
@@ -28,10 +28,9 @@ pub unsafe fn buffer_attach(buffer: *mut c_void, size: impl CountArg) -> MpiResu
 /// `buffer_addr` is a `void **` in C.
 pub unsafe fn buffer_detach<S: TryFrom<usize>>(
     buffer_addr: *mut c_void,
-    size: *mut S,
+    size_out: &mut S,
 ) -> MpiResult {
     let addr_out = unsafe { out(buffer_addr.cast::<*mut c_void>(), "buffer_addr") }?;
-    let size_out = unsafe { out(size, "size") }?;
     if let Some((_, bytes)) = runtime::lock().engine().attached_buffer() {
         if S::try_from(bytes).is_err() {
             return Err(MpiError::new(

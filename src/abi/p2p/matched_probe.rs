@@ -5,8 +5,8 @@
 //! `MPI_MESSAGE_NO_PROC`, whose receive completes at once.
 use std::os::raw::{c_int, c_void};
 
-use super::{elements, message_buffer, probe_pattern, wait_receive, CountArg};
-use crate::abi::args::out;
+use super::probe::probe_pattern;
+use super::{message_buffer, wait_receive};
 use crate::abi::status::{write_status, StatusOut};
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::p2p::request::proc_null_status;
@@ -32,12 +32,10 @@ pub unsafe fn improbe(
     source: c_int,
     tag: c_int,
     comm: MPI_Comm,
-    flag: *mut c_int,
-    message: *mut MPI_Message,
+    flag: &mut c_int,
+    message: &mut MPI_Message,
     status: *mut MPI_Status,
 ) -> MpiResult {
-    let flag = unsafe { out(flag, "flag") }?;
-    let message = unsafe { out(message, "message") }?;
     let status_out = unsafe { StatusOut::new(status) }?;
     let mut rt = runtime::lock();
     rt.progress();
@@ -54,10 +52,9 @@ pub unsafe fn mprobe(
     source: c_int,
     tag: c_int,
     comm: MPI_Comm,
-    message: *mut MPI_Message,
+    message: &mut MPI_Message,
     status: *mut MPI_Status,
 ) -> MpiResult {
-    let message = unsafe { out(message, "message") }?;
     let status_out = unsafe { StatusOut::new(status) }?;
     let (m, st) = block_on(|rt| take(rt, source, tag, comm))?;
     *message = m;
@@ -72,12 +69,10 @@ pub unsafe fn mprobe(
 /// MPI's contract for the receive buffer.
 unsafe fn start_mrecv(
     buf: *mut c_void,
-    n: impl CountArg,
+    n: usize,
     datatype: MPI_Datatype,
-    message: *mut MPI_Message,
+    message: &mut MPI_Message,
 ) -> MpiResult<Option<MPI_Request>> {
-    let message = unsafe { out(message, "message") }?;
-    let n = elements(n, "count")?;
     let buf = unsafe { message_buffer(buf, n, datatype) }?;
     match *message {
         MPI_MESSAGE_NULL => Err(MpiError::new(
@@ -100,9 +95,9 @@ unsafe fn start_mrecv(
 
 pub unsafe fn mrecv(
     buf: *mut c_void,
-    n: impl CountArg,
+    n: usize,
     datatype: MPI_Datatype,
-    message: *mut MPI_Message,
+    message: &mut MPI_Message,
     status: *mut MPI_Status,
 ) -> MpiResult {
     let status_out = unsafe { StatusOut::new(status) }?;
@@ -117,12 +112,11 @@ pub unsafe fn mrecv(
 
 pub unsafe fn imrecv(
     buf: *mut c_void,
-    n: impl CountArg,
+    n: usize,
     datatype: MPI_Datatype,
-    message: *mut MPI_Message,
-    request: *mut MPI_Request,
+    message: &mut MPI_Message,
+    request: &mut MPI_Request,
 ) -> MpiResult {
-    let request = unsafe { out(request, "request") }?;
     *request = match unsafe { start_mrecv(buf, n, datatype, message) }? {
         None => runtime::lock().engine().completed_null(),
         Some(id) => id,

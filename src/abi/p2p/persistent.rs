@@ -4,28 +4,23 @@
 //! again. Completion makes the request inactive (see `abi::completion`).
 use std::os::raw::{c_int, c_void};
 
-use super::{check_tag, elements, message_buffer, out_request, CountArg, Mode, Route};
-use crate::abi::args::out;
+use super::{message_buffer, Mode, Route};
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::p2p::request::Template;
 use crate::core::runtime;
 use crate::mpi_abi::constants::*;
 use crate::mpi_abi::types::*;
 
-#[allow(clippy::too_many_arguments)]
 unsafe fn send_init_in_mode(
     buf: *const c_void,
-    n: impl CountArg,
+    n: usize,
     datatype: MPI_Datatype,
     dest: c_int,
     tag: c_int,
     comm: MPI_Comm,
-    request: *mut MPI_Request,
+    request: &mut MPI_Request,
     mode: Mode,
 ) -> MpiResult {
-    let request = out_request(request)?;
-    let n = elements(n, "count")?;
-    check_tag(tag, false)?;
     let buf = unsafe { message_buffer(buf, n, datatype) }?;
     let mut rt = runtime::lock();
     let template = match Route::to(&rt, comm, dest)? {
@@ -44,12 +39,12 @@ macro_rules! send_inits {
     ($($name:ident => $mode:expr;)*) => {$(
         pub unsafe fn $name(
             buf: *const c_void,
-            n: impl CountArg,
+            n: usize,
             datatype: MPI_Datatype,
             dest: c_int,
             tag: c_int,
             comm: MPI_Comm,
-            request: *mut MPI_Request,
+            request: &mut MPI_Request,
         ) -> MpiResult {
             unsafe { send_init_in_mode(buf, n, datatype, dest, tag, comm, request, $mode) }
         }
@@ -65,16 +60,13 @@ send_inits! {
 
 pub unsafe fn recv_init(
     buf: *mut c_void,
-    n: impl CountArg,
+    n: usize,
     datatype: MPI_Datatype,
     source: c_int,
     tag: c_int,
     comm: MPI_Comm,
-    request: *mut MPI_Request,
+    request: &mut MPI_Request,
 ) -> MpiResult {
-    let request = out_request(request)?;
-    let n = elements(n, "count")?;
-    check_tag(tag, true)?;
     let buf = unsafe { message_buffer(buf, n, datatype) }?;
     let mut rt = runtime::lock();
     let template = match super::accepting(&rt, comm, source, tag)? {
@@ -89,8 +81,7 @@ fn null_request_error() -> MpiError {
     MpiError::new(MPI_ERR_REQUEST, "MPI_REQUEST_NULL cannot be started")
 }
 
-pub unsafe fn start(request: *mut MPI_Request) -> MpiResult {
-    let request = unsafe { out(request, "request") }?;
+pub unsafe fn start(request: &mut MPI_Request) -> MpiResult {
     if *request == MPI_REQUEST_NULL {
         return Err(null_request_error());
     }
@@ -100,8 +91,7 @@ pub unsafe fn start(request: *mut MPI_Request) -> MpiResult {
 }
 
 /// Starts every request, after checking that all can start.
-pub unsafe fn startall(n: c_int, requests: *mut MPI_Request) -> MpiResult {
-    let n = elements(n, "count")?;
+pub unsafe fn startall(n: usize, requests: *mut MPI_Request) -> MpiResult {
     if n == 0 {
         return Ok(());
     }

@@ -1,18 +1,19 @@
-//! The reduction collectives through the C ABI, blocking and nonblocking,
-//! `int` and `_c` counts: `MPI_Reduce`, `MPI_Allreduce`,
-//! `MPI_Reduce_scatter(_block)`, `MPI_Scan`, `MPI_Exscan`. Arguments are
-//! checked here (see [`super::collective`] for the scheme); an operation
-//! that is not defined for the datatype is `MPI_ERR_OP`.
+//! The reduction collectives through the C ABI, blocking and nonblocking:
+//! `MPI_Reduce`, `MPI_Allreduce`, `MPI_Reduce_scatter(_block)`,
+//! `MPI_Scan`, `MPI_Exscan`. Arguments are checked here (see
+//! [`super`] for the scheme); an operation that is not defined for the
+//! datatype is `MPI_ERR_OP`.
 
 use std::future::Future;
 use std::os::raw::{c_int, c_void};
 
-use crate::abi::collective::{
-    blocking_and_nonblocking, channel, check_not_aliased, in_place, typed, user_buffer, Counts,
-};
+use super::args::{channel, check_not_aliased, in_place, user_buffer};
+use super::blocking_and_nonblocking;
+use crate::abi::count::Counts;
 use crate::core::collective::call::Call;
 use crate::core::collective::reduce;
 use crate::core::collective::scan::{self, Prefix};
+use crate::core::datatype;
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::op::Reduction;
 use crate::core::p2p::user_buffer::UserBuffer;
@@ -39,18 +40,17 @@ unsafe fn in_out(
     Ok((contribution, result))
 }
 
-#[allow(clippy::too_many_arguments)]
 unsafe fn reduce_op(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
-    n: i64,
+    n: usize,
     datatype: MPI_Datatype,
     op: MPI_Op,
     root: c_int,
     comm: MPI_Comm,
 ) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
     let ch = channel(comm)?;
-    let (n, dt) = typed(n, "count", datatype)?;
+    let dt = datatype::lookup_committed(datatype)?;
     let red = Reduction::new(op, datatype, dt.clone())?;
     let p = ch.size();
     let root = usize::try_from(root)
@@ -84,15 +84,7 @@ unsafe fn reduce_op(
 
 blocking_and_nonblocking!(
     reduce, ireduce(
-        sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype,
-        op: MPI_Op, root: c_int, comm: MPI_Comm
-    ) => inter(comm) reduce_op(
-        sendbuf, recvbuf, count as i64, datatype, op, root, comm
-    )
-);
-blocking_and_nonblocking!(
-    reduce_c, ireduce_c(
-        sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype,
+        sendbuf: *const c_void, recvbuf: *mut c_void, count: usize, datatype: MPI_Datatype,
         op: MPI_Op, root: c_int, comm: MPI_Comm
     ) => inter(comm) reduce_op(
         sendbuf, recvbuf, count, datatype, op, root, comm
@@ -102,13 +94,13 @@ blocking_and_nonblocking!(
 unsafe fn allreduce_op(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
-    n: i64,
+    n: usize,
     datatype: MPI_Datatype,
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
     let ch = channel(comm)?;
-    let (n, dt) = typed(n, "count", datatype)?;
+    let dt = datatype::lookup_committed(datatype)?;
     let red = Reduction::new(op, datatype, dt.clone())?;
     let (contribution, result) = unsafe { in_out(sendbuf, recvbuf, n, n, &dt) }?;
     Ok(reduce::allreduce(
@@ -121,15 +113,7 @@ unsafe fn allreduce_op(
 
 blocking_and_nonblocking!(
     allreduce, iallreduce(
-        sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype,
-        op: MPI_Op, comm: MPI_Comm
-    ) => inter(comm) allreduce_op(
-        sendbuf, recvbuf, count as i64, datatype, op, comm
-    )
-);
-blocking_and_nonblocking!(
-    allreduce_c, iallreduce_c(
-        sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype,
+        sendbuf: *const c_void, recvbuf: *mut c_void, count: usize, datatype: MPI_Datatype,
         op: MPI_Op, comm: MPI_Comm
     ) => inter(comm) allreduce_op(
         sendbuf, recvbuf, count, datatype, op, comm
@@ -140,7 +124,7 @@ blocking_and_nonblocking!(
 #[derive(Clone, Copy)]
 pub(crate) enum ScatterCounts {
     Each(Counts),
-    Block(i64),
+    Block(usize),
 }
 
 unsafe fn reduce_scatter_op(
@@ -158,10 +142,7 @@ unsafe fn reduce_scatter_op(
             let dt = crate::core::datatype::lookup_committed(datatype)?;
             (unsafe { c.read(p, "recvcounts") }?, dt)
         }
-        ScatterCounts::Block(n) => {
-            let (n, dt) = typed(n, "recvcount", datatype)?;
-            (vec![n; p], dt)
-        }
+        ScatterCounts::Block(n) => (vec![n; p], datatype::lookup_committed(datatype)?),
     };
     let total = counts
         .iter()
@@ -182,31 +163,15 @@ unsafe fn reduce_scatter_op(
 
 blocking_and_nonblocking!(
     reduce_scatter, ireduce_scatter(
-        sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int,
+        sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: Counts,
         datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm
     ) => inter(comm) reduce_scatter_op(
-        sendbuf, recvbuf, ScatterCounts::Each(Counts::Int(recvcounts)), datatype, op, comm
-    )
-);
-blocking_and_nonblocking!(
-    reduce_scatter_c, ireduce_scatter_c(
-        sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const MPI_Count,
-        datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm
-    ) => inter(comm) reduce_scatter_op(
-        sendbuf, recvbuf, ScatterCounts::Each(Counts::Large(recvcounts)), datatype, op, comm
+        sendbuf, recvbuf, ScatterCounts::Each(recvcounts), datatype, op, comm
     )
 );
 blocking_and_nonblocking!(
     reduce_scatter_block, ireduce_scatter_block(
-        sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype,
-        op: MPI_Op, comm: MPI_Comm
-    ) => inter(comm) reduce_scatter_op(
-        sendbuf, recvbuf, ScatterCounts::Block(recvcount as i64), datatype, op, comm
-    )
-);
-blocking_and_nonblocking!(
-    reduce_scatter_block_c, ireduce_scatter_block_c(
-        sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: MPI_Count, datatype: MPI_Datatype,
+        sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: usize, datatype: MPI_Datatype,
         op: MPI_Op, comm: MPI_Comm
     ) => inter(comm) reduce_scatter_op(
         sendbuf, recvbuf, ScatterCounts::Block(recvcount), datatype, op, comm
@@ -216,14 +181,14 @@ blocking_and_nonblocking!(
 unsafe fn scan_op(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
-    n: i64,
+    n: usize,
     datatype: MPI_Datatype,
     op: MPI_Op,
     comm: MPI_Comm,
     prefix: Prefix,
 ) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
     let ch = channel(comm)?;
-    let (n, dt) = typed(n, "count", datatype)?;
+    let dt = datatype::lookup_committed(datatype)?;
     let red = Reduction::new(op, datatype, dt.clone())?;
     let (contribution, result) = unsafe { in_out(sendbuf, recvbuf, n, n, &dt) }?;
     Ok(scan::scan(
@@ -237,15 +202,7 @@ unsafe fn scan_op(
 
 blocking_and_nonblocking!(
     scan, iscan(
-        sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype,
-        op: MPI_Op, comm: MPI_Comm
-    ) => scan_op(
-        sendbuf, recvbuf, count as i64, datatype, op, comm, Prefix::Inclusive
-    )
-);
-blocking_and_nonblocking!(
-    scan_c, iscan_c(
-        sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype,
+        sendbuf: *const c_void, recvbuf: *mut c_void, count: usize, datatype: MPI_Datatype,
         op: MPI_Op, comm: MPI_Comm
     ) => scan_op(
         sendbuf, recvbuf, count, datatype, op, comm, Prefix::Inclusive
@@ -253,15 +210,7 @@ blocking_and_nonblocking!(
 );
 blocking_and_nonblocking!(
     exscan, iexscan(
-        sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype,
-        op: MPI_Op, comm: MPI_Comm
-    ) => scan_op(
-        sendbuf, recvbuf, count as i64, datatype, op, comm, Prefix::Exclusive
-    )
-);
-blocking_and_nonblocking!(
-    exscan_c, iexscan_c(
-        sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype,
+        sendbuf: *const c_void, recvbuf: *mut c_void, count: usize, datatype: MPI_Datatype,
         op: MPI_Op, comm: MPI_Comm
     ) => scan_op(
         sendbuf, recvbuf, count, datatype, op, comm, Prefix::Exclusive

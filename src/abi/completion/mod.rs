@@ -14,7 +14,7 @@
 //! they may call MPI.
 use std::os::raw::c_int;
 
-use crate::abi::args::{count, out};
+use crate::abi::args::out;
 use crate::abi::p2p::status_error;
 use crate::abi::status::{empty_status, write_status, StatusOut};
 use crate::core::error::{MpiError, MpiResult};
@@ -165,10 +165,9 @@ fn test_for<T>(
 /// # Safety
 /// `requests` must hold `n` handles.
 unsafe fn request_slice<'a>(
-    n: c_int,
+    n: usize,
     requests: *mut MPI_Request,
 ) -> MpiResult<&'a mut [MPI_Request]> {
-    let n = count(n, "count")?;
     if n == 0 {
         return Ok(&mut []);
     }
@@ -210,8 +209,7 @@ fn in_status_error() -> MpiError {
     )
 }
 
-pub unsafe fn wait(request: *mut MPI_Request, status: *mut MPI_Status) -> MpiResult {
-    let request = unsafe { out(request, "request") }?;
+pub unsafe fn wait(request: &mut MPI_Request, status: *mut MPI_Status) -> MpiResult {
     let status_out = unsafe { StatusOut::new(status) }?;
     let id = *request;
     if id == MPI_REQUEST_NULL {
@@ -229,12 +227,10 @@ pub unsafe fn wait(request: *mut MPI_Request, status: *mut MPI_Status) -> MpiRes
 }
 
 pub unsafe fn test(
-    request: *mut MPI_Request,
-    flag: *mut c_int,
+    request: &mut MPI_Request,
+    flag: &mut c_int,
     status: *mut MPI_Status,
 ) -> MpiResult {
-    let request = unsafe { out(request, "request") }?;
-    let flag = unsafe { out(flag, "flag") }?;
     let status_out = unsafe { StatusOut::new(status) }?;
     let id = *request;
     if id == MPI_REQUEST_NULL {
@@ -278,7 +274,7 @@ unsafe fn finish_all(
 }
 
 pub unsafe fn waitall(
-    n: c_int,
+    n: usize,
     requests: *mut MPI_Request,
     statuses: *mut MPI_Status,
 ) -> MpiResult {
@@ -304,13 +300,12 @@ pub unsafe fn waitall(
 }
 
 pub unsafe fn testall(
-    n: c_int,
+    n: usize,
     requests: *mut MPI_Request,
-    flag: *mut c_int,
+    flag: &mut c_int,
     statuses: *mut MPI_Status,
 ) -> MpiResult {
     let handles = unsafe { request_slice(n, requests) }?;
-    let flag = unsafe { out(flag, "flag") }?;
     unsafe { check_statuses(statuses, handles.len()) }?;
     check_handles(handles)?;
     // All or nothing: outcomes are taken only when every request is done.
@@ -370,13 +365,12 @@ unsafe fn finish_any(
 }
 
 pub unsafe fn waitany(
-    n: c_int,
+    n: usize,
     requests: *mut MPI_Request,
-    index: *mut c_int,
+    index: &mut c_int,
     status: *mut MPI_Status,
 ) -> MpiResult {
     let handles = unsafe { request_slice(n, requests) }?;
-    let index = unsafe { out(index, "index") }?;
     let status_out = unsafe { StatusOut::new(status) }?;
     check_handles(handles)?;
     let which = wait_for(handles, |rt| take_any(rt, handles))?;
@@ -384,15 +378,13 @@ pub unsafe fn waitany(
 }
 
 pub unsafe fn testany(
-    n: c_int,
+    n: usize,
     requests: *mut MPI_Request,
-    index: *mut c_int,
-    flag: *mut c_int,
+    index: &mut c_int,
+    flag: &mut c_int,
     status: *mut MPI_Status,
 ) -> MpiResult {
     let handles = unsafe { request_slice(n, requests) }?;
-    let index = unsafe { out(index, "index") }?;
-    let flag = unsafe { out(flag, "flag") }?;
     let status_out = unsafe { StatusOut::new(status) }?;
     check_handles(handles)?;
     match test_for(handles, |rt| take_any(rt, handles))? {
@@ -432,7 +424,7 @@ fn take_some(
 }
 
 unsafe fn some_call(
-    incount: c_int,
+    incount: usize,
     requests: *mut MPI_Request,
     outcount: *mut c_int,
     indices: *mut c_int,
@@ -479,7 +471,7 @@ unsafe fn some_call(
 }
 
 pub unsafe fn waitsome(
-    incount: c_int,
+    incount: usize,
     requests: *mut MPI_Request,
     outcount: *mut c_int,
     indices: *mut c_int,
@@ -489,7 +481,7 @@ pub unsafe fn waitsome(
 }
 
 pub unsafe fn testsome(
-    incount: c_int,
+    incount: usize,
     requests: *mut MPI_Request,
     outcount: *mut c_int,
     indices: *mut c_int,
@@ -501,8 +493,7 @@ pub unsafe fn testsome(
 /// `MPI_Request_free`: the operation goes on, the handle is gone. A
 /// complete generalized request's free function runs now (else at
 /// `MPI_Grequest_complete`).
-pub unsafe fn request_free(request: *mut MPI_Request) -> MpiResult {
-    let request = unsafe { out(request, "request") }?;
+pub unsafe fn request_free(request: &mut MPI_Request) -> MpiResult {
     if *request == MPI_REQUEST_NULL {
         return Err(MpiError::new(
             MPI_ERR_REQUEST,
@@ -521,14 +512,13 @@ pub unsafe fn request_free(request: *mut MPI_Request) -> MpiResult {
 /// inactive); a generalized request's query function gives the status.
 pub unsafe fn request_get_status(
     request: MPI_Request,
-    flag: *mut c_int,
+    flag: &mut c_int,
     status: *mut MPI_Status,
 ) -> MpiResult {
     enum Seen {
         Status(MPI_Status),
         Query(Generalized),
     }
-    let flag = unsafe { out(flag, "flag") }?;
     let status_out = unsafe { StatusOut::new(status) }?;
     if request == MPI_REQUEST_NULL {
         *flag = 1;
@@ -563,8 +553,7 @@ pub unsafe fn request_get_status(
 
 /// `MPI_Cancel`; see `core::p2p::engine` for what can be cancelled. A
 /// generalized request's cancel function is called (without the lock).
-pub unsafe fn cancel(request: *mut MPI_Request) -> MpiResult {
-    let request = unsafe { out(request, "request") }?;
+pub unsafe fn cancel(request: &mut MPI_Request) -> MpiResult {
     if *request == MPI_REQUEST_NULL {
         return Err(MpiError::new(
             MPI_ERR_REQUEST,
@@ -587,8 +576,7 @@ pub unsafe fn cancel(request: *mut MPI_Request) -> MpiResult {
     }
 }
 
-pub unsafe fn test_cancelled(status: *const MPI_Status, flag: *mut c_int) -> MpiResult {
-    let flag = unsafe { out(flag, "flag") }?;
+pub unsafe fn test_cancelled(status: *const MPI_Status, flag: &mut c_int) -> MpiResult {
     if status as usize == 1 {
         return Err(MpiError::new(MPI_ERR_ARG, "status is MPI_STATUS_IGNORE"));
     }

@@ -5,17 +5,16 @@
 //! per member of the remote group), then the algorithm of
 //! `core::collective::inter`. `MPI_IN_PLACE` is not valid on an
 //! intercommunicator (MPI 4.1 allows it on intracommunicators only), so
-//! every buffer check rejects it. The entry points of
-//! [`super::collective`] and [`super::reduction`] come here when the
-//! communicator is an intercommunicator; the nonblocking forms do not
-//! (they stay `MPI_ERR_UNSUPPORTED_OPERATION` there).
+//! every buffer check rejects it. The blocking entry points of
+//! [`super::rooted`], [`super::all`] and [`super::reduction`] come here
+//! when the communicator is an intercommunicator; the nonblocking forms do
+//! not (they stay `MPI_ERR_UNSUPPORTED_OPERATION` there).
 use std::future::Future;
 use std::os::raw::{c_int, c_void};
 
-use crate::abi::collective::{
-    check_not_aliased, typed, typed_buffer, user_buffer, v_buffers, Counts, Displs, Side,
-};
-use crate::abi::reduction::ScatterCounts;
+use super::args::{check_not_aliased, typed_buffer, user_buffer, v_buffers, Side};
+use super::reduction::ScatterCounts;
+use crate::abi::count::{self, Counts, Displs};
 use crate::core::collective::inter::{exchange, rooted, Inter, InterChannels, Role};
 use crate::core::datatype;
 use crate::core::error::{MpiError, MpiResult};
@@ -62,14 +61,14 @@ pub(crate) fn barrier(comm: MPI_Comm) -> MpiResult {
 
 pub(crate) unsafe fn bcast_op(
     buffer: *mut c_void,
-    n: i64,
+    n: usize,
     datatype: MPI_Datatype,
     root: c_int,
     comm: MPI_Comm,
 ) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
     let chs = channels(comm)?;
     let role = role_of(root, chs.remote_size())?;
-    let (n, dt) = typed(n, "count", datatype)?;
+    let dt = datatype::lookup_committed(datatype)?;
     let buf = if role == Role::Idle {
         unsafe { user_buffer(buffer, 0, &dt, "buffer") }?
     } else {
@@ -91,6 +90,7 @@ unsafe fn rooted_buffers(
 ) -> MpiResult<(Option<UserBuffer>, Option<UserBuffer>)> {
     let side = |(buf, n, dt, prefix): Raw, copies: usize| -> MpiResult<Option<UserBuffer>> {
         let (count, buf_name) = (format!("{prefix}count"), format!("{prefix}buf"));
+        let n = count::checked(n, &count)?;
         // SAFETY: the MPI contract for collective buffers.
         unsafe { typed_buffer(buf, n, &count, dt, copies, &buf_name) }.map(Some)
     };
@@ -101,7 +101,6 @@ unsafe fn rooted_buffers(
     })
 }
 
-#[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn gather_op(
     sendbuf: *const c_void,
     sendcount: i64,
@@ -125,7 +124,6 @@ pub(crate) unsafe fn gather_op(
     Ok(rooted::gather(Inter::start(chs), at_leaf, at_root, role))
 }
 
-#[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn scatter_op(
     sendbuf: *const c_void,
     sendcount: i64,
@@ -149,7 +147,6 @@ pub(crate) unsafe fn scatter_op(
     Ok(rooted::scatter(Inter::start(chs), at_root, at_leaf, role))
 }
 
-#[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn gatherv_op(
     sendbuf: *const c_void,
     sendcount: i64,
@@ -172,15 +169,13 @@ pub(crate) unsafe fn gatherv_op(
             recvs = unsafe { v_buffers(recvbuf, recvcounts, displs, recvtype, q, "recv") }?;
         }
         Role::Leaf(_) => {
-            send = Some(unsafe {
-                typed_buffer(sendbuf, sendcount, "sendcount", sendtype, 1, "sendbuf")
-            }?);
+            let n = count::checked(sendcount, "sendcount")?;
+            send = Some(unsafe { typed_buffer(sendbuf, n, "sendcount", sendtype, 1, "sendbuf") }?);
         }
     }
     Ok(rooted::gatherv(Inter::start(chs), send, recvs, role))
 }
 
-#[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn scatterv_op(
     sendbuf: *const c_void,
     sendcounts: Counts,
@@ -203,33 +198,31 @@ pub(crate) unsafe fn scatterv_op(
             sends = unsafe { v_buffers(sendbuf, sendcounts, displs, sendtype, q, "send") }?;
         }
         Role::Leaf(_) => {
-            recv = Some(unsafe {
-                typed_buffer(recvbuf, recvcount, "recvcount", recvtype, 1, "recvbuf")
-            }?);
+            let n = count::checked(recvcount, "recvcount")?;
+            recv = Some(unsafe { typed_buffer(recvbuf, n, "recvcount", recvtype, 1, "recvbuf") }?);
         }
     }
     Ok(rooted::scatterv(Inter::start(chs), sends, recv, role))
 }
 
-#[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn allgather_op(
     sendbuf: *const c_void,
     sendcount: i64,
     sendtype: MPI_Datatype,
     recvbuf: *mut c_void,
-    recvcount: i64,
+    recvcount: usize,
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
     let chs = channels(comm)?;
     let q = chs.remote_size();
+    let sendcount = count::checked(sendcount, "sendcount")?;
     let send = unsafe { typed_buffer(sendbuf, sendcount, "sendcount", sendtype, 1, "sendbuf") }?;
     let recv = unsafe { typed_buffer(recvbuf, recvcount, "recvcount", recvtype, q, "recvbuf") }?;
     check_not_aliased(sendbuf, recvbuf, Some(&send))?;
     Ok(exchange::allgather(Inter::start(chs), send, recv))
 }
 
-#[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn allgatherv_op(
     sendbuf: *const c_void,
     sendcount: i64,
@@ -242,24 +235,25 @@ pub(crate) unsafe fn allgatherv_op(
 ) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
     let chs = channels(comm)?;
     let q = chs.remote_size();
+    let sendcount = count::checked(sendcount, "sendcount")?;
     let send = unsafe { typed_buffer(sendbuf, sendcount, "sendcount", sendtype, 1, "sendbuf") }?;
     let recvs = unsafe { v_buffers(recvbuf, recvcounts, displs, recvtype, q, "recv") }?;
     check_not_aliased(sendbuf, recvbuf, Some(&send))?;
     Ok(exchange::allgatherv(Inter::start(chs), send, recvs))
 }
 
-#[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn alltoall_op(
     sendbuf: *const c_void,
     sendcount: i64,
     sendtype: MPI_Datatype,
     recvbuf: *mut c_void,
-    recvcount: i64,
+    recvcount: usize,
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
     let chs = channels(comm)?;
     let q = chs.remote_size();
+    let sendcount = count::checked(sendcount, "sendcount")?;
     let send = unsafe { typed_buffer(sendbuf, sendcount, "sendcount", sendtype, q, "sendbuf") }?;
     let recv = unsafe { typed_buffer(recvbuf, recvcount, "recvcount", recvtype, q, "recvbuf") }?;
     check_not_aliased(sendbuf, recvbuf, Some(&send))?;
@@ -280,11 +274,10 @@ pub(crate) unsafe fn alltoallw_op(
     Ok(exchange::alltoallw(Inter::start(chs), sends, recvs))
 }
 
-#[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn reduce_op(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
-    n: i64,
+    n: usize,
     datatype: MPI_Datatype,
     op: MPI_Op,
     root: c_int,
@@ -292,7 +285,7 @@ pub(crate) unsafe fn reduce_op(
 ) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
     let chs = channels(comm)?;
     let role = role_of(root, chs.remote_size())?;
-    let (n, dt) = typed(n, "count", datatype)?;
+    let dt = datatype::lookup_committed(datatype)?;
     let red = Reduction::new(op, datatype, dt.clone())?;
     let (contribution, result) = match role {
         Role::Idle => (None, None),
@@ -317,13 +310,13 @@ pub(crate) unsafe fn reduce_op(
 pub(crate) unsafe fn allreduce_op(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
-    n: i64,
+    n: usize,
     datatype: MPI_Datatype,
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
     let chs = channels(comm)?;
-    let (n, dt) = typed(n, "count", datatype)?;
+    let dt = datatype::lookup_committed(datatype)?;
     let red = Reduction::new(op, datatype, dt.clone())?;
     let contribution = unsafe { user_buffer(sendbuf, n, &dt, "sendbuf") }?;
     let result = unsafe { user_buffer(recvbuf, n, &dt, "recvbuf") }?;
@@ -354,10 +347,7 @@ pub(crate) unsafe fn reduce_scatter_op(
             let dt = datatype::lookup_committed(datatype)?;
             (unsafe { c.read(p, "recvcounts") }?, dt)
         }
-        ScatterCounts::Block(n) => {
-            let (n, dt) = typed(n, "recvcount", datatype)?;
-            (vec![n; p], dt)
-        }
+        ScatterCounts::Block(n) => (vec![n; p], datatype::lookup_committed(datatype)?),
     };
     let total = counts
         .iter()

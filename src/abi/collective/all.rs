@@ -1,0 +1,192 @@
+//! The all-to-all collectives through the C ABI: `MPI_Barrier`,
+//! `MPI_Allgather(v)`, `MPI_Alltoall(v,w)` and their nonblocking forms.
+//! `MPI_IN_PLACE` as the send buffer means the receive buffer holds this
+//! member's part already (the send count and type are then not read).
+use std::future::Future;
+use std::os::raw::c_void;
+
+use super::args::*;
+use super::blocking_and_nonblocking;
+use crate::abi::count::{Counts, Displs};
+use crate::core::collective::call::Call;
+use crate::core::collective::{alltoall, barrier as barrier_algorithm, gather};
+use crate::core::error::MpiResult;
+use crate::mpi_abi::types::*;
+
+// ---- Barrier ----
+
+/// `MPI_Barrier` (also on an intercommunicator).
+pub unsafe fn barrier(comm: MPI_Comm) -> MpiResult {
+    if super::inter::is_inter(comm)? {
+        return super::inter::barrier(comm);
+    }
+    let ch = crate::core::collective::channel::Channel::lookup(comm)?;
+    crate::core::collective::algorithms::barrier(&ch)
+}
+
+/// `MPI_Ibarrier`.
+pub unsafe fn ibarrier(comm: MPI_Comm, request: &mut MPI_Request) -> MpiResult {
+    let ch = channel(comm)?;
+    *request =
+        crate::core::collective::executor::start(barrier_algorithm::barrier(Call::start(ch)))?;
+    Ok(())
+}
+
+// ---- Allgather, Allgatherv ----
+
+unsafe fn allgather_op(
+    sendbuf: *const c_void,
+    sendcount: i64,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: usize,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+    let ch = channel(comm)?;
+    let send = unsafe { optional_send(sendbuf, sendcount, sendtype, 1) }?;
+    let recv = unsafe {
+        typed_buffer(
+            recvbuf,
+            recvcount,
+            "recvcount",
+            recvtype,
+            ch.size(),
+            "recvbuf",
+        )
+    }?;
+    check_not_aliased(sendbuf, recvbuf, send.as_ref())?;
+    Ok(gather::allgather(Call::start(ch), send, recv))
+}
+
+blocking_and_nonblocking!(
+    allgather, iallgather(
+        sendbuf: *const c_void, sendcount: i64, sendtype: MPI_Datatype,
+        recvbuf: *mut c_void, recvcount: usize, recvtype: MPI_Datatype, comm: MPI_Comm
+    ) => inter(comm) allgather_op(
+        sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm
+    )
+);
+
+unsafe fn allgatherv_op(
+    sendbuf: *const c_void,
+    sendcount: i64,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: Counts,
+    displs: Displs,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+    let ch = channel(comm)?;
+    let p = ch.size();
+    let send = unsafe { optional_send(sendbuf, sendcount, sendtype, 1) }?;
+    let recvs = unsafe { v_buffers(recvbuf, recvcounts, displs, recvtype, p, "recv") }?;
+    check_not_aliased(sendbuf, recvbuf, send.as_ref())?;
+    Ok(gather::allgatherv(Call::start(ch), send, recvs))
+}
+
+blocking_and_nonblocking!(
+    allgatherv, iallgatherv(
+        sendbuf: *const c_void, sendcount: i64, sendtype: MPI_Datatype,
+        recvbuf: *mut c_void, recvcounts: Counts, displs: Displs,
+        recvtype: MPI_Datatype, comm: MPI_Comm
+    ) => inter(comm) allgatherv_op(
+        sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+        comm
+    )
+);
+
+// ---- Alltoall, Alltoallv, Alltoallw ----
+
+unsafe fn alltoall_op(
+    sendbuf: *const c_void,
+    sendcount: i64,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: usize,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+    let ch = channel(comm)?;
+    let p = ch.size();
+    let send = unsafe { optional_send(sendbuf, sendcount, sendtype, p) }?;
+    let recv = unsafe { typed_buffer(recvbuf, recvcount, "recvcount", recvtype, p, "recvbuf") }?;
+    check_not_aliased(sendbuf, recvbuf, send.as_ref())?;
+    Ok(alltoall::alltoall(Call::start(ch), send, recv))
+}
+
+blocking_and_nonblocking!(
+    alltoall, ialltoall(
+        sendbuf: *const c_void, sendcount: i64, sendtype: MPI_Datatype,
+        recvbuf: *mut c_void, recvcount: usize, recvtype: MPI_Datatype, comm: MPI_Comm
+    ) => inter(comm) alltoall_op(
+        sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm
+    )
+);
+
+unsafe fn alltoallw_op(
+    send: Side,
+    recv: Side,
+    comm: MPI_Comm,
+) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+    let ch = channel(comm)?;
+    let p = ch.size();
+    let sends = if in_place(send.buf) {
+        None
+    } else {
+        Some(unsafe { send.buffers(p, "send") }?)
+    };
+    if in_place(recv.buf) {
+        return Err(in_place_not_here("as recvbuf"));
+    }
+    let recvs = unsafe { recv.buffers(p, "recv") }?;
+    let any_sent = sends
+        .as_ref()
+        .and_then(|s| s.iter().find(|b| !b.is_empty()));
+    check_not_aliased(send.buf, recv.buf, any_sent)?;
+    Ok(alltoall::alltoallw(Call::start(ch), sends, recvs))
+}
+
+blocking_and_nonblocking!(
+    alltoallv, ialltoallv(
+        sendbuf: *const c_void, sendcounts: Counts, sdispls: Displs,
+        sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: Counts,
+        rdispls: Displs, recvtype: MPI_Datatype, comm: MPI_Comm
+    ) => inter(comm) alltoallw_op(
+        Side {
+            buf: sendbuf,
+            counts: sendcounts,
+            displs: sdispls,
+            types: Types::One(sendtype),
+        },
+        Side {
+            buf: recvbuf,
+            counts: recvcounts,
+            displs: rdispls,
+            types: Types::One(recvtype),
+        },
+        comm
+    )
+);
+blocking_and_nonblocking!(
+    alltoallw, ialltoallw(
+        sendbuf: *const c_void, sendcounts: Counts, sdispls: Displs,
+        sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: Counts,
+        rdispls: Displs, recvtypes: *const MPI_Datatype, comm: MPI_Comm
+    ) => inter(comm) alltoallw_op(
+        Side {
+            buf: sendbuf,
+            counts: sendcounts,
+            displs: sdispls,
+            types: Types::PerPeer(sendtypes),
+        },
+        Side {
+            buf: recvbuf,
+            counts: recvcounts,
+            displs: rdispls,
+            types: Types::PerPeer(recvtypes),
+        },
+        comm
+    )
+);

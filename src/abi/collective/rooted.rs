@@ -1,0 +1,174 @@
+//! The rooted collectives through the C ABI: `MPI_Bcast`, `MPI_Gather(v)`,
+//! `MPI_Scatter(v)` and their nonblocking forms. Only the root reads its
+//! vector arguments; `MPI_IN_PLACE` is the root's alone.
+use std::future::Future;
+use std::os::raw::{c_int, c_void};
+
+use super::args::*;
+use super::blocking_and_nonblocking;
+use crate::abi::count::{Counts, Displs};
+use crate::core::collective::call::Call;
+use crate::core::collective::{bcast, gather, scatter};
+use crate::core::error::MpiResult;
+use crate::mpi_abi::types::*;
+
+// ---- Bcast ----
+
+unsafe fn bcast_op(
+    buffer: *mut c_void,
+    n: usize,
+    datatype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+    let ch = channel(comm)?;
+    let root = root_of(root, ch.size())?;
+    let buf = unsafe { typed_buffer(buffer, n, "count", datatype, 1, "buffer") }?;
+    Ok(bcast::bcast(Call::start(ch), buf, root))
+}
+
+blocking_and_nonblocking!(
+    bcast, ibcast(
+        buffer: *mut c_void, count: usize, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm
+    ) => inter(comm) bcast_op(
+        buffer, count, datatype, root, comm
+    )
+);
+
+// ---- Gather, Gatherv ----
+
+unsafe fn gather_op(
+    sendbuf: *const c_void,
+    sendcount: i64,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: i64,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+    let ch = channel(comm)?;
+    let (p, me) = (ch.size(), ch.rank);
+    let root = root_of(root, p)?;
+    let recv = if me == root {
+        let n = crate::abi::count::checked(recvcount, "recvcount")?;
+        Some(unsafe { typed_buffer(recvbuf, n, "recvcount", recvtype, p, "recvbuf") }?)
+    } else {
+        None
+    };
+    let send = unsafe { block_side(sendbuf, sendcount, sendtype, me == root, "send") }?;
+    Ok(gather::gather(Call::start(ch), send, recv, root))
+}
+
+blocking_and_nonblocking!(
+    gather, igather(
+        sendbuf: *const c_void, sendcount: i64, sendtype: MPI_Datatype,
+        recvbuf: *mut c_void, recvcount: i64, recvtype: MPI_Datatype, root: c_int,
+        comm: MPI_Comm
+    ) => inter(comm) gather_op(
+        sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm
+    )
+);
+
+unsafe fn gatherv_op(
+    sendbuf: *const c_void,
+    sendcount: i64,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: Counts,
+    displs: Displs,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+    let ch = channel(comm)?;
+    let (p, me) = (ch.size(), ch.rank);
+    let root = root_of(root, p)?;
+    let recvs = if me == root {
+        unsafe { v_buffers(recvbuf, recvcounts, displs, recvtype, p, "recv") }?
+    } else {
+        Vec::new()
+    };
+    let send = unsafe { block_side(sendbuf, sendcount, sendtype, me == root, "send") }?;
+    Ok(gather::gatherv(Call::start(ch), send, recvs, root))
+}
+
+blocking_and_nonblocking!(
+    gatherv, igatherv(
+        sendbuf: *const c_void, sendcount: i64, sendtype: MPI_Datatype,
+        recvbuf: *mut c_void, recvcounts: Counts, displs: Displs,
+        recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm
+    ) => inter(comm) gatherv_op(
+        sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+        root, comm
+    )
+);
+
+// ---- Scatter, Scatterv ----
+
+unsafe fn scatter_op(
+    sendbuf: *const c_void,
+    sendcount: i64,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: i64,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+    let ch = channel(comm)?;
+    let (p, me) = (ch.size(), ch.rank);
+    let root = root_of(root, p)?;
+    let send = if me == root {
+        let n = crate::abi::count::checked(sendcount, "sendcount")?;
+        Some(unsafe { typed_buffer(sendbuf, n, "sendcount", sendtype, p, "sendbuf") }?)
+    } else {
+        None
+    };
+    let recv = unsafe { block_side(recvbuf, recvcount, recvtype, me == root, "recv") }?;
+    Ok(scatter::scatter(Call::start(ch), send, recv, root))
+}
+
+blocking_and_nonblocking!(
+    scatter, iscatter(
+        sendbuf: *const c_void, sendcount: i64, sendtype: MPI_Datatype,
+        recvbuf: *mut c_void, recvcount: i64, recvtype: MPI_Datatype, root: c_int,
+        comm: MPI_Comm
+    ) => inter(comm) scatter_op(
+        sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm
+    )
+);
+
+unsafe fn scatterv_op(
+    sendbuf: *const c_void,
+    sendcounts: Counts,
+    displs: Displs,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: i64,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+    let ch = channel(comm)?;
+    let (p, me) = (ch.size(), ch.rank);
+    let root = root_of(root, p)?;
+    let sends = if me == root {
+        unsafe { v_buffers(sendbuf, sendcounts, displs, sendtype, p, "send") }?
+    } else {
+        Vec::new()
+    };
+    let recv = unsafe { block_side(recvbuf, recvcount, recvtype, me == root, "recv") }?;
+    Ok(scatter::scatterv(Call::start(ch), sends, recv, root))
+}
+
+blocking_and_nonblocking!(
+    scatterv, iscatterv(
+        sendbuf: *const c_void, sendcounts: Counts, displs: Displs,
+        sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: i64,
+        recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm
+    ) => inter(comm) scatterv_op(
+        sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+        root, comm
+    )
+);
