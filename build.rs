@@ -148,12 +148,16 @@ impl Kind {
             Kind::ConstDispl => format!("crate::abi::count::Displs::from({name})"),
             Kind::Tag => format!("crate::abi::args::tag({name}, \"{name}\")?"),
             Kind::AnyTag => format!("crate::abi::args::any_tag({name}, \"{name}\")?"),
-            // SAFETY (of the generated code): the pointer is the caller's
-            // output argument, valid or NULL as MPI requires.
-            Kind::Out(_) => format!("unsafe {{ crate::abi::args::out({name}, \"{name}\") }}?"),
+            Kind::Out(_) => {
+                return format!(
+                    "\n        // SAFETY: `{name}` is the caller's output argument, NULL (refused\n        \
+                     // here) or valid for writes for the call, as MPI requires.\n        \
+                     let {name} = unsafe {{ crate::abi::args::out({name}, \"{name}\") }}?;"
+                )
+            }
             _ => return String::new(),
         };
-        format!("let {name} = {converted}; ")
+        format!("\n        let {name} = {converted};")
     }
 }
 
@@ -375,7 +379,13 @@ fn generate_entry_points(functions: &[Function]) -> String {
         let args = args.join(", ");
         let is_tool_interface = name.starts_with("MPI_T_");
         let returns_code = f.ret == "c_int";
-        let call = |path: &str| format!("{{ {prepare}unsafe {{ crate::abi::{path}({args}) }} }}");
+        let call = |path: &str| {
+            format!(
+                "{{{prepare}\n        // SAFETY: the arguments are the C caller's, valid as MPI requires for\n        \
+                 // {name}, which is the implementation's contract.\n        \
+                 unsafe {{ crate::abi::{path}({args}) }}\n    }}"
+            )
+        };
         let body = match (&f.implementation, returns_code) {
             (Some(path), true) if is_tool_interface => {
                 implemented.push(name.clone());
@@ -419,7 +429,8 @@ fn generate_entry_points(functions: &[Function]) -> String {
         let _ = write!(
             out,
             "{variadic_note}#[no_mangle]\n{unused}pub unsafe extern \"C\" fn {pname}({decl_params}) -> {ret} {{\n    {body}\n}}\n\n\
-             {variadic_note}#[no_mangle]\npub unsafe extern \"C\" fn {name}({decl_params}) -> {ret} {{\n    unsafe {{ {pname}({forward}) }}\n}}\n\n",
+             {variadic_note}#[no_mangle]\npub unsafe extern \"C\" fn {name}({decl_params}) -> {ret} {{\n    \
+             // SAFETY: the caller's arguments, passed on unchanged.\n    unsafe {{ {pname}({forward}) }}\n}}\n\n",
             ret = f.ret,
         );
     }
