@@ -1,5 +1,5 @@
 /* ABI comparison: prints every constant, type size and layout of mpi.h that the
- * MPICH ABI fixes (reference/mpich-abi-constants.txt), one `NAME VALUE` per line.
+ * MPICH ABI fixes (docs/reference/mpich-abi-constants.txt), one `NAME VALUE` per line.
  * Built once against oxmpi's include/mpi.h and once with mpicc.mpich; the two
  * outputs must be identical (c_tests/abi_constants.sh). Calls no MPI function and
  * references no library symbol. */

@@ -1,5 +1,9 @@
 //! Knobs: every `OXMPI_*` (and honoured `MPIR_CVAR_*`) environment variable
-//! is read here, once, and logged at debug level. README.md lists them.
+//! the library reads is read here, once, and logged at debug level (the job
+//! secret redacted). README.md lists them. The launcher interface that is
+//! not oxmpi's own (`PMI_FD`, `PMI_PORT`, `PMI_RANK`, `MPI_LOCALRANKID`...,
+//! set by any PMI-1 launcher) is read where it is spoken, in `bootstrap` and
+//! `core::process`; `OXMPI_CC` is read by the `mpicc` script.
 use std::sync::LazyLock;
 
 #[derive(Debug, Clone)]
@@ -35,6 +39,31 @@ pub struct Config {
     /// yielding the CPU; default: long when this node's ranks fit on its
     /// cores, short when they oversubscribe them (see `core::progress`).
     pub spin_polls: Option<u32>,
+    /// `OXMPI_JOBID` (set by oxmpi's mpiexec): names the job in shared
+    /// memory segment names; its presence says the launcher is oxmpi's.
+    pub job_id: Option<String>,
+    /// `OXMPI_PSETS` (set by `mpiexec -pset`): extra process sets,
+    /// `name=ranks;name=ranks`.
+    pub psets: Option<String>,
+    /// `OXMPI_JOB_SECRET` (set by oxmpi's mpiexec): authenticates this
+    /// process's PMI and TCP connections.
+    pub job_secret: Option<JobSecret>,
+}
+
+/// The job's secret; never printed.
+#[derive(Clone)]
+pub struct JobSecret(String);
+
+impl JobSecret {
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for JobSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("JobSecret(..)")
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,6 +151,12 @@ impl Config {
                     }
                 }
             }),
+            job_id: std::env::var("OXMPI_JOBID").ok(),
+            psets: std::env::var("OXMPI_PSETS").ok(),
+            job_secret: std::env::var("OXMPI_JOB_SECRET")
+                .ok()
+                .filter(|s| !s.is_empty())
+                .map(JobSecret),
         }
     }
 }

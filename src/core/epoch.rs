@@ -287,10 +287,7 @@ fn open_tcp(
             format!("TCP listening address (OXMPI_IFACE): {e}"),
         )
     })?;
-    let secret = std::env::var("OXMPI_JOB_SECRET")
-        .ok()
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| kvsname.to_string());
+    let secret = config.job_secret.as_ref().map_or(kvsname, |s| s.expose());
     let secret: String = secret
         .chars()
         .take(crate::transport::tcp::SECRET_MAX)

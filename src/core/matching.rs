@@ -148,15 +148,6 @@ impl<R: PartialEq + Copy, M> Matcher<R, M> {
         }
     }
 
-    /// Finds an unexpected message by a predicate and lets the caller
-    /// change it in place (a rendezvous request that gets its data).
-    pub fn unexpected_mut(
-        &mut self,
-        mut f: impl FnMut(&Envelope, &M) -> bool,
-    ) -> Option<&mut (Envelope, M)> {
-        self.unexpected.iter_mut().find(|(e, m)| f(e, m))
-    }
-
     /// Drops everything queued for the context ids `dead` says are gone
     /// (the end of an epoch); returns how many unexpected messages went.
     pub fn purge(&mut self, mut dead: impl FnMut(u64) -> bool) -> usize {

@@ -53,7 +53,7 @@ impl Process {
                 .ok()
                 .and_then(|v| v.trim().parse::<u32>().ok())
         };
-        let oxmpi_job = std::env::var("OXMPI_JOBID").ok();
+        let oxmpi_job = crate::config::get().job_id.clone();
         let job_id: String = oxmpi_job
             .clone()
             .unwrap_or_else(|| placement.kvsname.clone())
@@ -106,7 +106,7 @@ impl Process {
             placement.rank,
             placement.size,
             shared,
-            std::env::var("OXMPI_PSETS").ok().as_deref(),
+            crate::config::get().psets.as_deref(),
         );
         Ok(Process {
             psets,

@@ -560,12 +560,6 @@ impl Runtime {
     pub fn keyvals_mut(&mut self) -> &mut Keyvals {
         &mut self.keyvals
     }
-
-    /// Communicators and attribute keys together: copying or deleting a
-    /// communicator's attributes reads both.
-    pub fn comms_and_keyvals(&mut self) -> (&mut Comms, &mut Keyvals) {
-        (&mut self.comms, &mut self.keyvals)
-    }
 }
 
 fn not_initialized() -> MpiError {

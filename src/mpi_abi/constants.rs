@@ -1,5 +1,5 @@
 //! The integer-valued constants of the MPICH ABI (Debian MPICH 4.0.2), as
-//! listed in reference/mpich-abi-constants.txt. cbindgen renders each one as a
+//! listed in docs/reference/mpich-abi-constants.txt. cbindgen renders each one as a
 //! `#define` in include/mpi.h; the C test `c_tests/abi_constants.sh` compares
 //! them with MPICH's own header. Pointer-valued macros, data symbols and string
 //! macros are in `mpi_trailer.h` / `data_symbols.rs` (cbindgen 0.29 cannot

@@ -2,7 +2,7 @@
 //!
 //! A program built with MPICH's `mpicc` that uses one of these names gets a copy relocation
 //! for it, so oxmpi must export each one as a data object of the same size (listed in
-//! reference/mpich-abi-constants.txt, "Exported data symbols"). Their C declarations are in
+//! docs/reference/mpich-abi-constants.txt, "Exported data symbols"). Their C declarations are in
 //! `mpi_trailer.h`; cbindgen skips them here.
 //!
 //! Because of copy relocations a program may read its own copy of a pointer symbol, but the

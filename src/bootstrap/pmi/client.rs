@@ -114,10 +114,8 @@ impl PmiClient {
             let mut initack = PmiMessage::new("initack").with("pmiid", id);
             // oxmpi's mpiexec accepts a TCP connection only with the job's
             // secret; other servers (Hydra) do not set it.
-            if let Ok(secret) = std::env::var("OXMPI_JOB_SECRET") {
-                if !secret.is_empty() {
-                    initack.push("secret", secret);
-                }
+            if let Some(secret) = &crate::config::get().job_secret {
+                initack.push("secret", secret.expose());
             }
             client.send(&initack)?;
             client.expect("initack")?;

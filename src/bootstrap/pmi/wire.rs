@@ -1,6 +1,6 @@
 //! The PMI-1 "simple" wire format: one message per line, `cmd=<name>` then
 //! space-separated `key=value` fields, ended by `\n`, as MPICH's simple PMI
-//! client and Hydra speak it (see the design notes' reference/pmi-wire.md).
+//! client and Hydra speak it (see docs/reference/pmi-wire.md).
 //!
 //! Shared by the library's PMI client and by mpiexec's PMI server, so both
 //! sides agree on one grammar. The invariants this module keeps:

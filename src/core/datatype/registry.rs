@@ -236,8 +236,3 @@ pub fn name(h: MPI_Datatype) -> MpiResult<String> {
         .map(|e| e.name.clone())
         .ok_or_else(|| invalid(h))
 }
-
-/// Live user datatype handles (for leak checks).
-pub fn user_handle_count() -> usize {
-    read().user.len() - PAIR_HANDLE_COUNT
-}

@@ -161,11 +161,6 @@ pub fn free(h: MPI_Op) -> MpiResult {
     table().remove(h).map(|_| ()).ok_or_else(|| invalid(h))
 }
 
-/// Number of live user operations (leak checks).
-pub fn user_op_count() -> usize {
-    table().len()
-}
-
 /// `MPI_Op_commutative`.
 pub fn commutative(h: MPI_Op) -> MpiResult<c_int> {
     Ok(lookup(h)?.is_commutative() as c_int)
