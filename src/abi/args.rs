@@ -112,6 +112,8 @@ pub unsafe fn array<'a, T>(p: *const T, n: usize, name: &str) -> MpiResult<&'a [
 /// # Safety
 /// As [`array`].
 pub unsafe fn wide<T: Copy + Into<i64>>(p: *const T, n: usize, name: &str) -> MpiResult<Vec<i64>> {
+    // SAFETY: `p` is NULL or points at `n` readable elements (this
+    // function's contract, as `array`'s); the slice is copied out at once.
     Ok(unsafe { array(p, n, name) }?
         .iter()
         .map(|&v| v.into())

@@ -166,6 +166,8 @@ pub unsafe fn create_keyval(
     keyval: *mut c_int,
     extra_state: *mut c_void,
 ) -> MpiResult {
+    // SAFETY: `keyval` is MPI_Comm_create_keyval's output: NULL (rejected by
+    // `out`) or valid for writing one `int` during this call.
     let keyval = unsafe { out(keyval, "comm_keyval") }?;
     *keyval = runtime::lock()
         .keyvals_mut()
@@ -180,6 +182,9 @@ pub unsafe fn keyval_create(
     keyval: *mut c_int,
     extra_state: *mut c_void,
 ) -> MpiResult {
+    // SAFETY: MPI_Keyval_create's arguments, passed on unchanged: `keyval` is
+    // NULL or valid for one `int`, which is all `create_keyval` dereferences;
+    // the callback types are the same Rust types.
     unsafe { create_keyval(copy, delete, keyval, extra_state) }
 }
 
@@ -222,6 +227,9 @@ pub unsafe fn get_attr(
     attribute_val: *mut c_void,
     flag: &mut c_int,
 ) -> MpiResult {
+    // SAFETY: `attribute_val` is a `void *` that MPI defines as the address of
+    // a `void *` the call writes: NULL (rejected by `out`) or valid for that
+    // one write during this call.
     let slot = unsafe { out(attribute_val.cast::<*mut c_void>(), "attribute_val") }?;
     let rt = runtime::lock();
     let c = rt.comms().get(comm)?;

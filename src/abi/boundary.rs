@@ -45,16 +45,21 @@ enum Target {
 
 impl Scope {
     fn target(self) -> Target {
-        // SAFETY: the pointer is the caller's handle argument; MPI requires
-        // it to be valid, and NULL is checked by as_ref.
         match self {
             Scope::Default => Target::Default,
             Scope::Comm(c) => Target::Comm(c),
             Scope::CommPtr(p) => {
+                // SAFETY: only the generated entry points make this variant,
+                // from their `MPI_Comm *` argument, which MPI requires valid
+                // for the call; it is read here, before the call runs, and
+                // `as_ref` turns NULL into the default scope.
                 unsafe { p.as_ref() }.map_or(Target::Default, |c| Target::Comm(*c))
             }
             Scope::Session(h) => Target::Session(h),
             Scope::SessionPtr(p) => {
+                // SAFETY: as for `CommPtr`: made only by the entry points
+                // from their `MPI_Session *` argument, valid per MPI or NULL,
+                // and read here before the call runs.
                 unsafe { p.as_ref() }.map_or(Target::Default, |h| Target::Session(*h))
             }
             Scope::Handler(h) => Target::Handler(h),
@@ -202,11 +207,16 @@ fn invoke(action: Action, object: &mut c_int, code: &mut c_int) {
                 &format!("oxmpi: {}: {text}", abort::who()),
             )
         }
-        // SAFETY: a user-supplied handler of the kind its object has,
-        // called with pointers to locals as MPI specifies; no lock is held.
         Action::Call(function) => match function {
+            // SAFETY: the program's communicator handler, called as MPI
+            // specifies with pointers to the caller's live locals (`&mut`,
+            // so unaliased); no lock is held, so it may call MPI.
             ErrhandlerFunction::Comm(Some(f)) => unsafe { f(object, code) },
+            // SAFETY: likewise the program's session handler: `object` and
+            // `code` point at live, unaliased locals; no lock is held.
             ErrhandlerFunction::Session(Some(f)) => unsafe { f(object, code) },
+            // SAFETY: likewise the program's window handler: `object` and
+            // `code` point at live, unaliased locals; no lock is held.
             ErrhandlerFunction::Win(Some(f)) => unsafe { f(object, code) },
             _ => {}
         },

@@ -20,6 +20,8 @@ pub unsafe fn size(comm: MPI_Comm, size: &mut c_int) -> MpiResult {
 }
 
 pub unsafe fn set_name(comm: MPI_Comm, name: *const c_char) -> MpiResult {
+    // SAFETY: `name` is MPI_Comm_set_name's string: NULL (rejected by `in_str`)
+    // or NUL-terminated, read only during this call.
     let name = unsafe { in_str(name, "comm_name") }?;
     if name.len() >= MPI_MAX_OBJECT_NAME as usize {
         return Err(MpiError::new(
@@ -37,6 +39,9 @@ pub unsafe fn set_name(comm: MPI_Comm, name: *const c_char) -> MpiResult {
 
 pub unsafe fn get_name(comm: MPI_Comm, name: *mut c_char, resultlen: &mut c_int) -> MpiResult {
     let rt = runtime::lock();
+    // SAFETY: MPI_Comm_get_name's contract: `name` has room for
+    // MPI_MAX_OBJECT_NAME characters, the capacity given; `write_str` rejects
+    // NULL.
     let n = unsafe {
         write_str(
             name,
@@ -111,6 +116,8 @@ pub unsafe fn create_from_group(
     errhandler: MPI_Errhandler,
     newcomm: &mut MPI_Comm,
 ) -> MpiResult {
+    // SAFETY: `stringtag` is NULL (rejected by `in_str`) or a NUL-terminated
+    // string (MPI's contract), read only during this call.
     let tag = unsafe { in_str(stringtag, "stringtag") }?;
     if tag.len() >= MPI_MAX_STRINGTAG_LEN as usize {
         return Err(MpiError::new(
@@ -192,6 +199,8 @@ fn info_hints(info: MPI_Info) -> MpiResult<crate::core::info::InfoObject> {
 
 pub unsafe fn dup_with_info(comm: MPI_Comm, info: MPI_Info, newcomm: &mut MPI_Comm) -> MpiResult {
     let hints = info_hints(info)?;
+    // SAFETY: `dup` dereferences nothing but `newcomm`, a `&mut` (valid and
+    // unaliased).
     unsafe { dup(comm, newcomm) }?;
     runtime::lock().comms_mut().get_mut(*newcomm)?.info = hints;
     Ok(())
@@ -213,16 +222,28 @@ pub unsafe fn dup_with_info(comm: MPI_Comm, info: MPI_Info, newcomm: &mut MPI_Co
 /// request), as nonblocking collectives on intercommunicators are not
 /// implemented.
 pub unsafe fn idup(comm: MPI_Comm, newcomm: *mut MPI_Comm, request: *mut MPI_Request) -> MpiResult {
+    // SAFETY: MPI_Comm_idup's outputs, passed on unchanged: each is NULL
+    // (rejected) or valid, `newcomm` until the request completes (MPI's
+    // contract, which `start_idup` asks).
     unsafe { start_idup(comm, None, newcomm, request) }
 }
 
+/// # Safety
+/// `request` must be NULL or valid for writing a handle during the call;
+/// `newcomm` NULL or valid for writing one until the request completes.
 unsafe fn start_idup(
     comm: MPI_Comm,
     hints: Option<crate::core::info::InfoObject>,
     newcomm: *mut MPI_Comm,
     request: *mut MPI_Request,
 ) -> MpiResult {
+    // SAFETY: `request` is NULL (rejected by `out`) or valid for writes during
+    // this call (this function's contract), and MPI does not let it alias
+    // `newcomm`.
     let request = unsafe { out(request, "request") }?;
+    // SAFETY: `newcomm` is NULL (rejected by `out`) or valid for writes (this
+    // function's contract); the reference is used only before this call
+    // returns.
     let newcomm_ref = unsafe { out(newcomm, "newcomm") }?;
     if runtime::lock().comms().get(comm)?.is_inter() {
         let created = crate::core::comm_constructors::dup(comm)?;
@@ -279,6 +300,9 @@ pub unsafe fn idup_with_info(
     request: *mut MPI_Request,
 ) -> MpiResult {
     let hints = info_hints(info)?;
+    // SAFETY: MPI_Comm_idup_with_info's outputs, passed on unchanged: each is
+    // NULL (rejected) or valid, `newcomm` until the request completes (MPI's
+    // contract, which `start_idup` asks).
     unsafe { start_idup(comm, Some(hints), newcomm, request) }
 }
 
@@ -350,6 +374,8 @@ pub unsafe fn intercomm_create_from_groups(
     errhandler: MPI_Errhandler,
     newintercomm: &mut MPI_Comm,
 ) -> MpiResult {
+    // SAFETY: `stringtag` is NULL (rejected by `in_str`) or a NUL-terminated
+    // string (MPI's contract), read only during this call.
     let tag = unsafe { in_str(stringtag, "stringtag") }?;
     if info != MPI_INFO_NULL {
         crate::abi::info::lookup(&runtime::lock(), info)?;

@@ -80,6 +80,8 @@ impl Counts {
     /// # Safety
     /// The array must be NULL or hold `n` entries.
     pub unsafe fn read(self, n: usize, name: &str) -> MpiResult<Vec<usize>> {
+        // SAFETY: the array is NULL or holds `n` entries (this function's
+        // contract, passed on unchanged).
         let raw = unsafe { self.read_raw(n, name) }?;
         raw.iter()
             .enumerate()
@@ -94,10 +96,14 @@ impl Counts {
     /// As [`Counts::read`].
     pub unsafe fn read_raw(self, n: usize, name: &str) -> MpiResult<Vec<i64>> {
         Ok(match self {
+            // SAFETY: `p` is NULL or holds `n` `int`s (this function's
+            // contract), as `array` asks; the slice is copied out at once.
             Counts::Int(p) => unsafe { array(p, n, name) }?
                 .iter()
                 .map(|&c| i64::from(c))
                 .collect(),
+            // SAFETY: `p` is NULL or holds `n` `MPI_Count`s (this
+            // function's contract); the slice is copied out at once.
             Counts::Large(p) => unsafe { array(p, n, name) }?.to_vec(),
         })
     }
@@ -135,10 +141,14 @@ impl Displs {
     /// The array must be NULL or hold `n` entries.
     pub unsafe fn read(self, n: usize, name: &str) -> MpiResult<Vec<isize>> {
         Ok(match self {
+            // SAFETY: `p` is NULL or holds `n` `int`s (this function's
+            // contract), as `array` asks; the slice is copied out at once.
             Displs::Int(p) => unsafe { array(p, n, name) }?
                 .iter()
                 .map(|&d| d as isize)
                 .collect(),
+            // SAFETY: `p` is NULL or holds `n` `MPI_Aint`s (this function's
+            // contract); the slice is copied out at once.
             Displs::Aint(p) => unsafe { array(p, n, name) }?
                 .iter()
                 .map(|&d| d as isize)
@@ -176,16 +186,20 @@ mod tests {
     fn arrays_of_either_width_read_alike() {
         let ints: [c_int; 3] = [1, 0, 7];
         let large: [MPI_Count; 3] = [1, 0, 7];
+        // SAFETY: `ints` is a live local array of 3 entries.
         let a = unsafe { Counts::from(ints.as_ptr()).read(3, "counts") }.unwrap();
+        // SAFETY: `large` is a live local array of 3 entries.
         let b = unsafe { Counts::from(large.as_ptr()).read(3, "counts") }.unwrap();
         assert_eq!(a, vec![1, 0, 7]);
         assert_eq!(a, b);
         assert_eq!(Counts::from(ints.as_ptr()).width(), Width::Int);
         let bad: [c_int; 2] = [1, -1];
+        // SAFETY: `bad` is a live local array of 2 entries.
         let e = unsafe { Counts::from(bad.as_ptr()).read(2, "counts") }.unwrap_err();
         assert!(e.to_string().contains("counts[1]"), "{e}");
         let displs: [c_int; 2] = [-4, 8];
         assert_eq!(
+            // SAFETY: `displs` is a live local array of 2 entries.
             unsafe { Displs::from(displs.as_ptr()).read(2, "displs") }.unwrap(),
             vec![-4, 8]
         );

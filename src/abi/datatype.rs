@@ -159,14 +159,22 @@ unsafe fn indexed_family(
 ) -> MpiResult {
     let (lens, raw_lengths) = match lengths {
         Ok(b) => (vec![b; n], Err(b)),
-        Err(counts) => (
-            unsafe { counts.read(n, "array_of_blocklengths") }?,
-            Ok(unsafe { counts.read_raw(n, "array_of_blocklengths") }?),
-        ),
+        // SAFETY: the blocklengths array is NULL or holds `n` entries (this
+        // function's contract); both reads copy it out during this call.
+        Err(counts) => unsafe {
+            (
+                counts.read(n, "array_of_blocklengths")?,
+                Ok(counts.read_raw(n, "array_of_blocklengths")?),
+            )
+        },
     };
     let (disps, bytes) = match displacements {
+        // SAFETY: the displacements array is NULL or holds `n` entries (this
+        // function's contract); copied out here.
         Displacements::Extents(d) => (unsafe { d.read_raw(n, "array_of_displacements") }?, false),
         Displacements::Bytes(p) => (
+            // SAFETY: the byte displacements are NULL or `n` `MPI_Aint`s
+            // (this function's contract); copied out here.
             unsafe { array(p, n, "array_of_displacements") }?.to_vec(),
             true,
         ),
@@ -211,6 +219,9 @@ pub unsafe fn indexed(
     newtype: &mut MPI_Datatype,
 ) -> MpiResult {
     let displacements = Displacements::Extents(displacements);
+    // SAFETY: the MPI call's arrays, passed on unchanged: NULL or holding `n`
+    // entries each (MPI's contract, `indexed_family`'s), read only during this
+    // call.
     unsafe { indexed_family(width, n, Err(blocklengths), displacements, oldtype, newtype) }
 }
 
@@ -224,6 +235,9 @@ pub unsafe fn create_hindexed(
     newtype: &mut MPI_Datatype,
 ) -> MpiResult {
     let displacements = Displacements::Bytes(displacements);
+    // SAFETY: the MPI call's arrays, passed on unchanged: NULL or holding `n`
+    // entries each (MPI's contract, `indexed_family`'s), read only during this
+    // call.
     unsafe { indexed_family(width, n, Err(blocklengths), displacements, oldtype, newtype) }
 }
 
@@ -237,6 +251,8 @@ pub unsafe fn hindexed(
 ) -> MpiResult {
     let lengths = Counts::from(blocklengths.cast_const());
     let displacements = displacements.cast_const();
+    // SAFETY: MPI_Type_hindexed's arrays hold `n` entries (MPI's contract) and
+    // are only read; the casts to const change nothing else.
     unsafe { create_hindexed(Width::Int, n, lengths, displacements, oldtype, newtype) }
 }
 
@@ -250,6 +266,8 @@ pub unsafe fn create_indexed_block(
     newtype: &mut MPI_Datatype,
 ) -> MpiResult {
     let displacements = Displacements::Extents(displacements);
+    // SAFETY: the displacements array is NULL or holds `n` entries (MPI's
+    // contract, `indexed_family`'s), read only during this call.
     unsafe { indexed_family(width, n, Ok(blocklength), displacements, oldtype, newtype) }
 }
 
@@ -263,6 +281,8 @@ pub unsafe fn create_hindexed_block(
     newtype: &mut MPI_Datatype,
 ) -> MpiResult {
     let displacements = Displacements::Bytes(displacements);
+    // SAFETY: the displacements array is NULL or holds `n` entries (MPI's
+    // contract, `indexed_family`'s), read only during this call.
     unsafe { indexed_family(width, n, Ok(blocklength), displacements, oldtype, newtype) }
 }
 
@@ -275,10 +295,17 @@ pub unsafe fn create_struct(
     types: *const MPI_Datatype,
     newtype: &mut MPI_Datatype,
 ) -> MpiResult {
-    let lengths = unsafe { blocklengths.read_raw(n, "array_of_blocklengths") }?;
-    let disps = unsafe { array(displacements, n, "array_of_displacements") }?;
-    let handles = unsafe { array(types, n, "array_of_types") }?;
-    let lens = unsafe { blocklengths.read(n, "array_of_blocklengths") }?;
+    // SAFETY: MPI_Type_create_struct's three arrays are NULL or hold `n`
+    // entries each (MPI's contract); the program does not change them during
+    // the call, and the slices are not kept past it.
+    let (lengths, disps, handles, lens) = unsafe {
+        (
+            blocklengths.read_raw(n, "array_of_blocklengths")?,
+            array(displacements, n, "array_of_displacements")?,
+            array(types, n, "array_of_types")?,
+            blocklengths.read(n, "array_of_blocklengths")?,
+        )
+    };
     let parts = handles
         .iter()
         .map(|&h| typed(h))
@@ -309,6 +336,8 @@ pub unsafe fn struct_(
     newtype: &mut MPI_Datatype,
 ) -> MpiResult {
     let lengths = Counts::from(blocklengths.cast_const());
+    // SAFETY: MPI_Type_struct's arrays hold `n` entries (MPI's contract) and
+    // are only read; the casts to const change nothing else.
     unsafe {
         create_struct(
             Width::Int,
@@ -349,6 +378,8 @@ pub unsafe fn dup(oldtype: MPI_Datatype, newtype: &mut MPI_Datatype) -> MpiResul
 }
 
 pub unsafe fn commit(dt: *mut MPI_Datatype) -> MpiResult {
+    // SAFETY: `dt` is MPI_Type_commit's `MPI_Datatype *`: NULL (rejected by
+    // `out`) or valid for reads and writes during this call.
     let dt = unsafe { out(dt, "datatype") }?;
     datatype::lookup(*dt)?.commit();
     Ok(())
@@ -357,6 +388,8 @@ pub unsafe fn commit(dt: *mut MPI_Datatype) -> MpiResult {
 /// `MPI_Type_free`: the handle becomes `MPI_DATATYPE_NULL`; the type lives
 /// on while derived types or operations in flight use it.
 pub unsafe fn free(dt: *mut MPI_Datatype) -> MpiResult {
+    // SAFETY: `dt` is MPI_Type_free's `MPI_Datatype *`: NULL (rejected by
+    // `out`) or valid for reads and writes during this call.
     let dt = unsafe { out(dt, "datatype") }?;
     registry::free(*dt)?;
     *dt = MPI_DATATYPE_NULL;
@@ -364,6 +397,8 @@ pub unsafe fn free(dt: *mut MPI_Datatype) -> MpiResult {
 }
 
 pub unsafe fn set_name(dt: MPI_Datatype, name: *const c_char) -> MpiResult {
+    // SAFETY: `name` is MPI_Type_set_name's string: NULL (rejected by `in_str`)
+    // or NUL-terminated, read only during this call.
     let name = unsafe { in_str(name, "type_name") }?;
     if name.len() >= MPI_MAX_OBJECT_NAME as usize {
         let most = MPI_MAX_OBJECT_NAME - 1;
@@ -377,12 +412,17 @@ pub unsafe fn set_name(dt: MPI_Datatype, name: *const c_char) -> MpiResult {
 
 pub unsafe fn get_name(dt: MPI_Datatype, name: *mut c_char, resultlen: &mut c_int) -> MpiResult {
     let text = registry::name(dt)?;
+    // SAFETY: MPI_Type_get_name's contract: `name` has room for
+    // MPI_MAX_OBJECT_NAME characters, the capacity given; `write_str` rejects
+    // NULL.
     let n = unsafe { write_str(name, MPI_MAX_OBJECT_NAME as usize, &text, "type_name") }?;
     *resultlen = n as c_int;
     Ok(())
 }
 
 pub unsafe fn match_size(typeclass: c_int, size: c_int, dt: *mut MPI_Datatype) -> MpiResult {
+    // SAFETY: `dt` is MPI_Type_match_size's output: NULL (rejected by `out`) or
+    // valid for writing one handle during this call.
     let dt = unsafe { out(dt, "datatype") }?;
     let found = usize::try_from(size)
         .ok()

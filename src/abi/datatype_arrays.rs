@@ -39,7 +39,7 @@ fn dims(ndims: c_int) -> MpiResult<usize> {
 
 /// Subarray: checks `size >= 1`, `0 <= subsize <= size` and `0 <= start
 /// <= size - subsize` in every dimension.
-unsafe fn make_subarray(
+fn make_subarray(
     width: Width,
     ndims: c_int,
     (sizes, subsizes, starts): (Vec<i64>, Vec<i64>, Vec<i64>),
@@ -99,6 +99,9 @@ pub unsafe fn create_subarray(
     newtype: &mut MPI_Datatype,
 ) -> MpiResult {
     let n = dims(ndims)?;
+    // SAFETY: MPI_Type_create_subarray's three arrays are NULL or hold `ndims`
+    // entries (MPI's contract); `n` is `ndims`, checked positive, and each is
+    // copied out here.
     let shape = unsafe {
         (
             sizes.read_raw(n, "array_of_sizes")?,
@@ -106,7 +109,7 @@ pub unsafe fn create_subarray(
             starts.read_raw(n, "array_of_starts")?,
         )
     };
-    unsafe { make_subarray(width, ndims, shape, order, oldtype, newtype) }
+    make_subarray(width, ndims, shape, order, oldtype, newtype)
 }
 
 /// Darray arguments as C gives them (all arrays `ndims` long).
@@ -188,7 +191,7 @@ impl DarrayArgs {
     }
 }
 
-unsafe fn make_darray(
+fn make_darray(
     width: Width,
     a: DarrayArgs,
     order: c_int,
@@ -233,7 +236,8 @@ pub unsafe fn create_darray(
 ) -> MpiResult {
     let n = dims(ndims)?;
     let ints = |p: *const c_int, name: &str| -> MpiResult<Vec<i64>> {
-        // SAFETY: MPI's contract: each array holds `ndims` values.
+        // SAFETY: MPI's contract: each array is NULL or holds `ndims`
+        // values (`n`, checked positive); the slice is copied out at once.
         Ok(unsafe { array(p, n, name) }?
             .iter()
             .map(|&v| i64::from(v))
@@ -242,10 +246,12 @@ pub unsafe fn create_darray(
     let a = DarrayArgs {
         size,
         rank,
+        // SAFETY: `array_of_gsizes` is NULL or holds `ndims` (`n`) values
+        // (MPI's contract); copied out here.
         gsizes: unsafe { gsizes.read_raw(n, "array_of_gsizes") }?,
         distribs: ints(distribs, "array_of_distribs")?,
         dargs: ints(dargs, "array_of_dargs")?,
         psizes: ints(psizes, "array_of_psizes")?,
     };
-    unsafe { make_darray(width, a, order, oldtype, newtype) }
+    make_darray(width, a, order, oldtype, newtype)
 }

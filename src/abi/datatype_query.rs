@@ -33,6 +33,9 @@ pub unsafe fn get_extent(
     lb: *mut MPI_Count,
     extent: *mut MPI_Count,
 ) -> MpiResult {
+    // SAFETY: each output is NULL (rejected by `out`) or valid for one write
+    // during this call, and MPI forbids aliasing two output arguments, so the
+    // two `&mut` are disjoint.
     let (lb, extent) = unsafe { (out(lb, "lb")?, out(extent, "extent")?) };
     let t = datatype::lookup(dt)?;
     (*lb, *extent) = (t.lb() as MPI_Count, t.extent() as MPI_Count);
@@ -45,6 +48,9 @@ pub unsafe fn get_true_extent(
     true_lb: *mut MPI_Count,
     true_extent: *mut MPI_Count,
 ) -> MpiResult {
+    // SAFETY: each output is NULL (rejected by `out`) or valid for one write
+    // during this call, and MPI forbids aliasing two output arguments, so the
+    // two `&mut` are disjoint.
     let (lb, extent) = unsafe { (out(true_lb, "true_lb")?, out(true_extent, "true_extent")?) };
     let t = datatype::lookup(dt)?;
     (*lb, *extent) = (t.true_lb() as MPI_Count, t.true_extent() as MPI_Count);
@@ -145,7 +151,9 @@ unsafe fn fill<T: Copy>(dst: *mut T, max: usize, src: &[T], name: &str) -> MpiRe
             format!("argument '{name}' is NULL"),
         ));
     }
-    // SAFETY: `dst` has room for `max >= src.len()` values.
+    // SAFETY: `dst` is not NULL (checked above) and has room for `max`
+    // values (this function's contract), `max >= src.len()`; `src` is
+    // oxmpi's own memory, so the two do not overlap.
     unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len()) };
     Ok(())
 }
@@ -209,6 +217,9 @@ unsafe fn contents(dt: MPI_Datatype, arrays: ContentArrays) -> MpiResult {
     let addrs: Vec<MPI_Aint> = c.addresses.iter().map(|&a| a as MPI_Aint).collect();
     let (integers, max_i) = arrays.integers;
     let (addresses, max_a) = arrays.addresses;
+    // SAFETY: each array is NULL or valid for writing its capacity (this
+    // function's contract), which is the `max` passed to `fill`; `fill` rejects
+    // NULL and checks the length against it.
     unsafe {
         fill(
             integers,
@@ -256,6 +267,8 @@ pub unsafe fn get_contents(
         large_counts: None,
         datatypes: (datatypes, max_datatypes.into()),
     };
+    // SAFETY: MPI_Type_get_contents' contract: each array has room for the
+    // `max_*` values given with it, which is `contents`' contract.
     unsafe { contents(dt, arrays) }
 }
 
@@ -277,6 +290,8 @@ pub unsafe fn get_contents_c(
         large_counts: Some((large_counts, max_large_counts)),
         datatypes: (datatypes, max_datatypes),
     };
+    // SAFETY: MPI_Type_get_contents_c's contract: each array has room for the
+    // `max_*` values given with it, which is `contents`' contract.
     unsafe { contents(dt, arrays) }
 }
 
@@ -287,6 +302,8 @@ pub unsafe fn get_address(location: *const c_void, address: &mut MPI_Aint) -> Mp
 
 /// Deprecated `MPI_Address` (non-const location).
 pub unsafe fn address(location: *mut c_void, address: &mut MPI_Aint) -> MpiResult {
+    // SAFETY: `get_address` only takes the address of `location`, never
+    // dereferencing it.
     unsafe { get_address(location, address) }
 }
 
@@ -310,18 +327,26 @@ unsafe fn status_in<'a>(status: *const MPI_Status) -> MpiResult<&'a MPI_Status> 
             "MPI_STATUS_IGNORE is not a status to read",
         ));
     }
-    // SAFETY: NULL is rejected by as_ref; otherwise the caller's status.
+    // SAFETY: MPI_STATUS_IGNORE was rejected above and `as_ref` rejects
+    // NULL; otherwise `status` is the caller's, valid for reads for the
+    // call (this function's contract) and not written while borrowed.
     unsafe { status.as_ref() }
         .ok_or_else(|| MpiError::new(MPI_ERR_ARG, "argument 'status' is NULL"))
 }
 
 /// The status's byte count in elements of `dt` (`None`: not a whole
 /// number).
+///
+/// # Safety
+/// As for `status_in`.
 unsafe fn status_count(
     status: *const MPI_Status,
     dt: MPI_Datatype,
     per: fn(&Datatype, usize) -> Option<usize>,
 ) -> MpiResult<Option<usize>> {
+    // SAFETY: `status` is NULL, MPI_STATUS_IGNORE or valid for reads (this
+    // function's contract, `status_in`'s); the reference is dropped before
+    // returning.
     let status = unsafe { status_in(status) }?;
     let t = datatype::lookup(dt)?;
     let bytes = usize::try_from(status.byte_count())
@@ -335,6 +360,8 @@ pub unsafe fn get_count<T: CountOut>(
     dt: MPI_Datatype,
     n: &mut T,
 ) -> MpiResult {
+    // SAFETY: MPI_Get_count's `status` is NULL, MPI_STATUS_IGNORE (both
+    // rejected) or a status valid for reads during the call (MPI's contract).
     *n = or_undefined(unsafe { status_count(status, dt, Datatype::count_in) }?);
     Ok(())
 }
@@ -345,6 +372,8 @@ pub unsafe fn get_elements<T: CountOut>(
     dt: MPI_Datatype,
     n: &mut T,
 ) -> MpiResult {
+    // SAFETY: MPI_Get_elements' `status` is NULL, MPI_STATUS_IGNORE (both
+    // rejected) or a status valid for reads during the call (MPI's contract).
     *n = or_undefined(unsafe { status_count(status, dt, Datatype::elements_in) }?);
     Ok(())
 }
@@ -357,7 +386,10 @@ pub unsafe fn status_set_elements(
     dt: MPI_Datatype,
     elements: usize,
 ) -> MpiResult {
-    let status = unsafe { status_in(status) }? as *const MPI_Status as *mut MPI_Status;
+    // SAFETY: `status` is NULL, MPI_STATUS_IGNORE (both rejected) or the
+    // caller's status, valid for reads and writes during the call (MPI's
+    // contract); the shared reference is only a check and is dropped here.
+    unsafe { status_in(status) }?;
     let t = datatype::lookup(dt)?;
     let bytes = t.bytes_for_elements(elements).ok_or_else(|| {
         MpiError::new(
@@ -365,7 +397,9 @@ pub unsafe fn status_set_elements(
             format!("{elements} basic elements of this datatype have no byte count"),
         )
     })?;
-    // SAFETY: `status` is the caller's writable status (checked above).
+    // SAFETY: `status_in` rejected NULL and MPI_STATUS_IGNORE, so `status`
+    // is the caller's status, valid for writes (MPI's contract); no
+    // reference to it is live.
     unsafe { (*status).set_byte_count(bytes as MPI_Count) };
     Ok(())
 }
@@ -376,5 +410,7 @@ pub unsafe fn status_set_elements_x(
     dt: MPI_Datatype,
     n: MPI_Count,
 ) -> MpiResult {
+    // SAFETY: MPI_Status_set_elements_x's `status`, passed on unchanged: NULL,
+    // MPI_STATUS_IGNORE (both rejected) or valid for writes (MPI's contract).
     unsafe { status_set_elements(status, dt, count::checked(n, "count")?) }
 }

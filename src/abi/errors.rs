@@ -21,6 +21,9 @@ pub unsafe fn create_errhandler(
     is_null: bool,
     errhandler: *mut MPI_Errhandler,
 ) -> MpiResult {
+    // SAFETY: `errhandler` is the caller's output argument, NULL (rejected by
+    // `out`) or valid for writing one handle during this call (this function's
+    // contract).
     let errhandler = unsafe { out(errhandler, "errhandler") }?;
     if is_null {
         return Err(MpiError::new(
@@ -36,6 +39,8 @@ pub unsafe fn comm_create_errhandler(
     function: MPI_Comm_errhandler_function,
     errhandler: *mut MPI_Errhandler,
 ) -> MpiResult {
+    // SAFETY: MPI_Comm_create_errhandler's `errhandler`, passed on unchanged:
+    // NULL or valid for one write during the call, as `create_errhandler` asks.
     unsafe {
         create_errhandler(
             ErrhandlerFunction::Comm(function),
@@ -78,6 +83,9 @@ pub unsafe fn error_string(
             format!("{errorcode} is not a valid error code"),
         )
     })?;
+    // SAFETY: MPI_Error_string's contract: `string` has room for
+    // MPI_MAX_ERROR_STRING characters, the capacity given; `write_str` rejects
+    // NULL.
     let n = unsafe { write_str(string, MPI_MAX_ERROR_STRING as usize, &text, "string") }?;
     *resultlen = n as c_int;
     Ok(())
@@ -104,6 +112,8 @@ pub unsafe fn add_error_code(errorclass: c_int, errorcode: &mut c_int) -> MpiRes
 }
 
 pub unsafe fn add_error_string(errorcode: c_int, string: *const c_char) -> MpiResult {
+    // SAFETY: `string` is MPI_Add_error_string's: NULL (rejected by `in_str`)
+    // or NUL-terminated, read only during this call.
     let text = unsafe { in_str(string, "string") }?;
     if text.len() >= MPI_MAX_ERROR_STRING as usize {
         return Err(MpiError::new(

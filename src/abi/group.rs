@@ -22,6 +22,8 @@ fn insert(rt: &mut Runtime, g: Group) -> MPI_Group {
 /// # Safety
 /// `p` must hold `n` ints.
 unsafe fn ints<'a>(p: *const c_int, n: usize, name: &str) -> MpiResult<&'a [c_int]> {
+    // SAFETY: `p` holds `n` ints or is NULL (this function's contract), which
+    // is `array`'s; the slice lives as long as the caller's array does.
     unsafe { array(p, n, name) }
 }
 
@@ -62,6 +64,9 @@ pub unsafe fn translate_ranks(
     group2: MPI_Group,
     ranks2: *mut c_int,
 ) -> MpiResult {
+    // SAFETY: MPI_Group_translate_ranks' `ranks1` holds `n` ints (MPI's
+    // contract) and is only read during this call; MPI forbids aliasing it
+    // with the output `ranks2`, so the writes below do not touch it.
     let input = unsafe { ints(ranks1, n, "ranks1") }?;
     if ranks2.is_null() && !input.is_empty() {
         return Err(MpiError::new(MPI_ERR_ARG, "argument 'ranks2' is NULL"));
@@ -70,7 +75,8 @@ pub unsafe fn translate_ranks(
     let (a, b) = (group_of(&rt, group1)?, group_of(&rt, group2)?);
     for (i, &r) in input.iter().enumerate() {
         let t = a.translate(r, &b)?;
-        // SAFETY: ranks2 holds n ints (caller).
+        // SAFETY: `ranks2` is not NULL (checked above, as `input` is not
+        // empty) and holds `n` ints (MPI's contract); `i < input.len() == n`.
         unsafe { *ranks2.add(i) = t };
     }
     Ok(())
@@ -79,11 +85,9 @@ pub unsafe fn translate_ranks(
 fn binary(
     group1: MPI_Group,
     group2: MPI_Group,
-    newgroup: *mut MPI_Group,
+    newgroup: &mut MPI_Group,
     op: fn(&Group, &Group) -> Group,
 ) -> MpiResult {
-    // SAFETY: newgroup is the caller's output argument (NULL checked).
-    let newgroup = unsafe { out(newgroup, "newgroup") }?;
     let mut rt = runtime::lock();
     let g = op(&group_of(&rt, group1)?, &group_of(&rt, group2)?);
     *newgroup = insert(&mut rt, g);
@@ -91,6 +95,9 @@ fn binary(
 }
 
 pub unsafe fn union(group1: MPI_Group, group2: MPI_Group, newgroup: *mut MPI_Group) -> MpiResult {
+    // SAFETY: MPI_Group_union's `newgroup` is NULL (rejected by `out`) or valid
+    // for writing one handle during this call (MPI's contract).
+    let newgroup = unsafe { out(newgroup, "newgroup") }?;
     binary(group1, group2, newgroup, Group::union)
 }
 
@@ -99,6 +106,9 @@ pub unsafe fn intersection(
     group2: MPI_Group,
     newgroup: *mut MPI_Group,
 ) -> MpiResult {
+    // SAFETY: MPI_Group_intersection's `newgroup` is NULL (rejected by `out`)
+    // or valid for writing one handle during this call (MPI's contract).
+    let newgroup = unsafe { out(newgroup, "newgroup") }?;
     binary(group1, group2, newgroup, Group::intersection)
 }
 
@@ -107,6 +117,9 @@ pub unsafe fn difference(
     group2: MPI_Group,
     newgroup: *mut MPI_Group,
 ) -> MpiResult {
+    // SAFETY: MPI_Group_difference's `newgroup` is NULL (rejected by `out`) or
+    // valid for writing one handle during this call (MPI's contract).
+    let newgroup = unsafe { out(newgroup, "newgroup") }?;
     binary(group1, group2, newgroup, Group::difference)
 }
 
@@ -114,11 +127,9 @@ pub unsafe fn difference(
 /// the shape of incl, excl and their range forms.
 fn derived(
     group: MPI_Group,
-    newgroup: *mut MPI_Group,
+    newgroup: &mut MPI_Group,
     derive: impl FnOnce(&Group) -> MpiResult<Group>,
 ) -> MpiResult {
-    // SAFETY: newgroup is the caller's output argument (NULL checked).
-    let newgroup = unsafe { out(newgroup, "newgroup") }?;
     let mut rt = runtime::lock();
     let g = derive(&group_of(&rt, group)?)?;
     *newgroup = insert(&mut rt, g);
@@ -136,7 +147,10 @@ pub unsafe fn by_list<const INCLUDE: bool>(
     ranks: *const c_int,
     newgroup: *mut MPI_Group,
 ) -> MpiResult {
-    let ranks = unsafe { ints(ranks, n, "ranks") }?;
+    // SAFETY: `ranks` holds `n` ints and `newgroup` is NULL (rejected by
+    // `out`) or valid for one write (this function's contract), both for
+    // this call; MPI forbids aliasing the input with the output.
+    let (ranks, newgroup) = unsafe { (ints(ranks, n, "ranks")?, out(newgroup, "newgroup")?) };
     select(group, newgroup, Ranks::List(ranks), INCLUDE)
 }
 
@@ -151,7 +165,15 @@ pub unsafe fn by_ranges<const INCLUDE: bool>(
     r: *mut [c_int; 3],
     newgroup: *mut MPI_Group,
 ) -> MpiResult {
-    let r = unsafe { array(r.cast_const(), n, "ranges") }?;
+    // SAFETY: `r` holds `n` triplets and `newgroup` is NULL (rejected by
+    // `out`) or valid for one write (this function's contract), both for
+    // this call; MPI forbids aliasing the input with the output.
+    let (r, newgroup) = unsafe {
+        (
+            array(r.cast_const(), n, "ranges")?,
+            out(newgroup, "newgroup")?,
+        )
+    };
     select(group, newgroup, Ranks::Ranges(r), INCLUDE)
 }
 
@@ -164,7 +186,7 @@ enum Ranks<'a> {
 
 /// `MPI_Group_incl`, `excl`, `range_incl` and `range_excl`: the group of
 /// `ranks` of `group` (`include`), or of the others.
-fn select(group: MPI_Group, newgroup: *mut MPI_Group, ranks: Ranks, include: bool) -> MpiResult {
+fn select(group: MPI_Group, newgroup: &mut MPI_Group, ranks: Ranks, include: bool) -> MpiResult {
     derived(group, newgroup, |g| {
         let expanded;
         let list = match ranks {

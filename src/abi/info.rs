@@ -69,12 +69,15 @@ pub unsafe fn create(info: &mut MPI_Info) -> MpiResult {
 }
 
 pub unsafe fn set(info: MPI_Info, key: *const c_char, value: *const c_char) -> MpiResult {
-    let key = unsafe { in_str(key, "key") }?;
-    let value = unsafe { in_str(value, "value") }?;
+    // SAFETY: `key` and `value` are MPI_Info_set's strings: NULL (rejected
+    // by `in_str`) or NUL-terminated (MPI's contract), read only here.
+    let (key, value) = unsafe { (in_str(key, "key")?, in_str(value, "value")?) };
     lookup_mut(&mut runtime::lock(), info)?.set(&key, &value)
 }
 
 pub unsafe fn delete(info: MPI_Info, key: *const c_char) -> MpiResult {
+    // SAFETY: `key` is MPI_Info_delete's string: NULL (rejected by `in_str`) or
+    // NUL-terminated (MPI's contract), read only during this call.
     let key = unsafe { in_str(key, "key") }?;
     lookup_mut(&mut runtime::lock(), info)?.delete(&key)
 }
@@ -88,6 +91,8 @@ pub unsafe fn get(
     value: *mut c_char,
     flag: &mut c_int,
 ) -> MpiResult {
+    // SAFETY: `key` is MPI_Info_get's string: NULL (rejected by `in_str`) or
+    // NUL-terminated (MPI's contract), read only during this call.
     let key = unsafe { in_str(key, "key") }?;
     if valuelen < 0 {
         return Err(MpiError::new(
@@ -98,6 +103,9 @@ pub unsafe fn get(
     let rt = runtime::lock();
     match lookup(&rt, info)?.get(&key)? {
         Some(v) => {
+            // SAFETY: MPI_Info_get's contract: `value` has room for `valuelen`
+            // characters and a NUL (`valuelen` checked non-negative), the
+            // capacity given; `write_str` rejects NULL.
             unsafe { write_str(value, valuelen as usize + 1, v, "value") }?;
             *flag = 1;
         }
@@ -115,6 +123,8 @@ pub unsafe fn get_string(
     value: *mut c_char,
     flag: &mut c_int,
 ) -> MpiResult {
+    // SAFETY: `key` is MPI_Info_get_string's string: NULL (rejected by
+    // `in_str`) or NUL-terminated (MPI's contract), read only during this call.
     let key = unsafe { in_str(key, "key") }?;
     if *buflen < 0 {
         return Err(MpiError::new(
@@ -126,6 +136,9 @@ pub unsafe fn get_string(
     match lookup(&rt, info)?.get(&key)? {
         Some(v) => {
             if *buflen > 0 {
+                // SAFETY: MPI_Info_get_string's contract: `value` has room for
+                // `*buflen` characters (NUL included; positive here), the
+                // capacity given; `write_str` rejects NULL.
                 unsafe { write_str(value, *buflen as usize, v, "value") }?;
             }
             *buflen = v.len() as c_int + 1;
@@ -142,6 +155,8 @@ pub unsafe fn get_valuelen(
     valuelen: &mut c_int,
     flag: &mut c_int,
 ) -> MpiResult {
+    // SAFETY: `key` is MPI_Info_get_valuelen's string: NULL (rejected by
+    // `in_str`) or NUL-terminated (MPI's contract), read only during this call.
     let key = unsafe { in_str(key, "key") }?;
     let rt = runtime::lock();
     match lookup(&rt, info)?.get(&key)? {
@@ -162,6 +177,10 @@ pub unsafe fn get_nkeys(info: MPI_Info, nkeys: &mut c_int) -> MpiResult {
 pub unsafe fn get_nthkey(info: MPI_Info, n: c_int, key: *mut c_char) -> MpiResult {
     let rt = runtime::lock();
     let k = lookup(&rt, info)?.nth_key(n)?;
+    // SAFETY: a stored key has at most MPI_MAX_INFO_KEY characters
+    // (MPI_Info_set checks), and the program's `key` buffer has room for that
+    // many and a NUL (the contract oxmpi assumes for MPI_Info_get_nthkey);
+    // `write_str` rejects NULL.
     unsafe { write_str(key, MPI_MAX_INFO_KEY as usize + 1, k, "key") }?;
     Ok(())
 }

@@ -91,6 +91,9 @@ pub unsafe fn abort(comm: MPI_Comm, errorcode: c_int) -> MpiResult {
 
 pub unsafe fn get_processor_name(name: *mut c_char, resultlen: &mut c_int) -> MpiResult {
     let host = crate::bootstrap::node::hostname();
+    // SAFETY: MPI_Get_processor_name's contract: `name` has room for
+    // MPI_MAX_PROCESSOR_NAME characters, the capacity given; `write_str`
+    // rejects NULL.
     let n = unsafe { write_str(name, MPI_MAX_PROCESSOR_NAME as usize, &host, "name") }?;
     *resultlen = n as c_int;
     Ok(())
@@ -114,6 +117,9 @@ pub fn library_version() -> String {
 }
 
 pub unsafe fn get_library_version(version: *mut c_char, resultlen: &mut c_int) -> MpiResult {
+    // SAFETY: MPI_Get_library_version's contract: `version` has room for
+    // MPI_MAX_LIBRARY_VERSION_STRING characters, the capacity given;
+    // `write_str` rejects NULL.
     let n = unsafe {
         write_str(
             version,

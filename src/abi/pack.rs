@@ -139,6 +139,9 @@ pub unsafe fn pack<T: CountOut>(
     comm: MPI_Comm,
 ) -> MpiResult {
     let size = buffer_size(outsize, "outsize")?;
+    // SAFETY: MPI_Pack's contract, which is `pack_any`'s: `inbuf` holds
+    // `incount` elements of `dt` and `outbuf` has `outsize` bytes, during this
+    // call.
     let at = unsafe { pack_any(inbuf, incount, dt, outbuf, size, (*position).into(), comm) }?;
     *position = new_position(at)?;
     Ok(())
@@ -155,6 +158,9 @@ pub unsafe fn unpack<T: CountOut>(
     comm: MPI_Comm,
 ) -> MpiResult {
     let size = buffer_size(insize, "insize")?;
+    // SAFETY: MPI_Unpack's contract, which is `unpack_any`'s: `inbuf` has
+    // `insize` bytes and `outbuf` room for `outcount` elements of `dt`, during
+    // this call.
     let at = unsafe { unpack_any(inbuf, size, (*position).into(), outbuf, outcount, dt, comm) }?;
     *position = new_position(at)?;
     Ok(())
@@ -200,6 +206,8 @@ pub unsafe fn pack_size<T: CountOut>(
 /// # Safety
 /// `datarep` must be NULL or a NUL-terminated string.
 unsafe fn check_datarep(datarep: *const c_char) -> MpiResult {
+    // SAFETY: `datarep` is NULL (rejected by `in_str`) or NUL-terminated (this
+    // function's contract), read only here.
     let rep = unsafe { in_str(datarep, "datarep") }?;
     if rep != "external32" {
         return Err(MpiError::new(
@@ -210,7 +218,13 @@ unsafe fn check_datarep(datarep: *const c_char) -> MpiResult {
     Ok(())
 }
 
+/// The external32 size of `n` elements of `dt`.
+///
+/// # Safety
+/// As for `check_datarep`.
 unsafe fn external_size(datarep: *const c_char, n: usize, dt: MPI_Datatype) -> MpiResult<usize> {
+    // SAFETY: `datarep` is NULL or NUL-terminated (this function's contract,
+    // `check_datarep`'s).
     unsafe { check_datarep(datarep) }?;
     datatype::lookup_committed(dt)?.external32_size(n)
 }
@@ -222,6 +236,8 @@ pub unsafe fn pack_external_size(
     dt: MPI_Datatype,
     size: &mut MPI_Count,
 ) -> MpiResult {
+    // SAFETY: MPI_Pack_external_size's `datarep` is NULL (rejected) or a
+    // NUL-terminated string (MPI's contract).
     *size = unsafe { external_size(datarep, incount, dt) }? as MPI_Count;
     Ok(())
 }
@@ -237,6 +253,8 @@ unsafe fn pack_external_any(
     outsize: usize,
     position: i64,
 ) -> MpiResult<usize> {
+    // SAFETY: `datarep` is NULL (rejected) or NUL-terminated:
+    // MPI_Pack_external's contract, this function's.
     let need = unsafe { external_size(datarep, n, dt) }?;
     let t = datatype::lookup_committed(dt)?;
     let at = room(position, outsize, need, "the packed data")?;
@@ -244,7 +262,9 @@ unsafe fn pack_external_any(
         return Err(MpiError::new(MPI_ERR_BUFFER, "outbuf is NULL"));
     }
     if need > 0 {
-        // SAFETY: as in `pack_any`.
+        // SAFETY: `outbuf` is not NULL (checked above) and has `outsize`
+        // bytes, of which `room` left `at + need <= outsize`; `inbuf` holds
+        // the `n` elements (MPI's contract) and does not overlap `outbuf`.
         unsafe {
             let dst = std::slice::from_raw_parts_mut(outbuf.cast::<u8>().add(at), need);
             t.pack_external32(inbuf.cast(), n, dst);
@@ -264,6 +284,8 @@ unsafe fn unpack_external_any(
     n: usize,
     dt: MPI_Datatype,
 ) -> MpiResult<usize> {
+    // SAFETY: `datarep` is NULL (rejected) or NUL-terminated:
+    // MPI_Unpack_external's contract, this function's.
     let need = unsafe { external_size(datarep, n, dt) }?;
     let t = datatype::lookup_committed(dt)?;
     let at = room(position, insize, need, "unpacking")?;
@@ -271,7 +293,9 @@ unsafe fn unpack_external_any(
         return Err(MpiError::new(MPI_ERR_BUFFER, "inbuf is NULL"));
     }
     if need > 0 {
-        // SAFETY: as in `unpack_any`.
+        // SAFETY: `inbuf` is not NULL (checked above) and has `insize`
+        // bytes, of which `room` left `at + need <= insize`; `outbuf` has
+        // room for the `n` elements (MPI's contract) and does not overlap.
         unsafe {
             let src = std::slice::from_raw_parts(inbuf.cast::<u8>().add(at), need);
             t.unpack_external32(outbuf.cast(), n, src);
@@ -292,6 +316,9 @@ pub unsafe fn pack_external(
     position: &mut MPI_Count,
 ) -> MpiResult {
     let size = buffer_size(outsize, "outsize")?;
+    // SAFETY: MPI_Pack_external's contract, `pack_external_any`'s: `inbuf`
+    // holds `n` elements of `dt`, `outbuf` has `outsize` bytes, `datarep` is
+    // a string.
     *position =
         unsafe { pack_external_any(datarep, inbuf, n, dt, outbuf, size, *position) }? as MPI_Count;
     Ok(())
@@ -308,6 +335,9 @@ pub unsafe fn unpack_external(
     dt: MPI_Datatype,
 ) -> MpiResult {
     let size = buffer_size(insize, "insize")?;
+    // SAFETY: MPI_Unpack_external's contract, `unpack_external_any`'s: `inbuf`
+    // has `insize` bytes, `outbuf` room for `n` elements of `dt`, `datarep` is
+    // a string.
     *position = unsafe { unpack_external_any(datarep, inbuf, size, *position, outbuf, n, dt) }?
         as MPI_Count;
     Ok(())

@@ -137,6 +137,9 @@ pub unsafe fn get_nth_pset(
     lookup(&rt, session)?;
     let name = rt.process()?.psets.name(n)?;
     if *pset_len > 0 {
+        // SAFETY: MPI_Session_get_nth_pset's contract: `pset_name` has room for
+        // `*pset_len` characters (NUL included; positive here), the capacity
+        // given; `write_str` rejects NULL.
         unsafe { write_str(pset_name, *pset_len as usize, name, "pset_name") }?;
     }
     *pset_len = name.len() as c_int + 1;
@@ -148,6 +151,8 @@ pub unsafe fn get_pset_info(
     pset_name: *const c_char,
     info: &mut MPI_Info,
 ) -> MpiResult {
+    // SAFETY: `pset_name` is MPI_Session_get_pset_info's string: NULL (rejected
+    // by `in_str`) or NUL-terminated, read only here.
     let name = unsafe { in_str(pset_name, "pset_name") }?;
     let mut rt = runtime::lock();
     lookup(&rt, session)?;
@@ -163,6 +168,8 @@ pub unsafe fn group_from_session_pset(
     pset_name: *const c_char,
     newgroup: &mut MPI_Group,
 ) -> MpiResult {
+    // SAFETY: `pset_name` is MPI_Group_from_session_pset's string: NULL
+    // (rejected by `in_str`) or NUL-terminated, read only here.
     let name = unsafe { in_str(pset_name, "pset_name") }?;
     let mut rt = runtime::lock();
     lookup(&rt, session)?;
@@ -175,6 +182,9 @@ pub unsafe fn create_errhandler(
     function: MPI_Session_errhandler_function,
     errhandler: *mut MPI_Errhandler,
 ) -> MpiResult {
+    // SAFETY: MPI_Session_create_errhandler's `errhandler`, passed on
+    // unchanged: NULL or valid for one write during the call, as
+    // `create_errhandler` asks.
     unsafe {
         crate::abi::errors::create_errhandler(
             ErrhandlerFunction::Session(function),

@@ -63,9 +63,16 @@ pub unsafe fn write_status(out: StatusOut, status: &MPI_Status) {
 pub use crate::core::p2p::request::empty_status;
 
 /// `MPI_Status_set_cancelled` (for generalized requests' query functions).
+///
+/// # Safety
+/// `status` must be NULL, `MPI_STATUS_IGNORE` (both rejected) or valid for
+/// writing one status.
 pub unsafe fn set_cancelled(status: *mut MPI_Status, flag: c_int) -> MpiResult {
+    // SAFETY: `status` is NULL, MPI_STATUS_IGNORE or valid for one status (this
+    // function's contract, as `new` asks); `new` only classifies the address.
     match unsafe { StatusOut::new(status) }? {
-        // SAFETY: the caller's status, neither NULL nor the ignore marker.
+        // SAFETY: `new` excluded NULL and the ignore marker, so `p` is the
+        // caller's status, valid for writes during this call.
         StatusOut::To(p) => unsafe { (*p).set_cancelled(flag != 0) },
         StatusOut::Ignore => return Err(MpiError::new(MPI_ERR_ARG, "status is MPI_STATUS_IGNORE")),
     }

@@ -45,12 +45,16 @@ pub unsafe fn finalize() -> MpiResult {
 /// Every `MPI_T_*_get_num`: zero.
 pub unsafe fn get_num(num: *mut c_int) -> MpiResult {
     check_initialized()?;
+    // SAFETY: `num` is the MPI_T call's output: NULL (rejected by `out`) or
+    // valid for writing one `int` during this call.
     *unsafe { out(num, "num") }? = 0;
     Ok(())
 }
 
 pub unsafe fn category_changed(update_number: *mut c_int) -> MpiResult {
     check_initialized()?;
+    // SAFETY: `update_number` is MPI_T_category_changed's output: NULL
+    // (rejected by `out`) or valid for writing one `int` during this call.
     *unsafe { out(update_number, "update_number") }? = 0;
     Ok(())
 }
@@ -73,11 +77,15 @@ pub unsafe fn pvar_get_index(
     _var_class: c_int,
     index: *mut c_int,
 ) -> MpiResult {
+    // SAFETY: `get_index` only compares `name` with NULL and never touches
+    // `index`; both are MPI_T_pvar_get_index's, passed on unchanged.
     unsafe { get_index(name, index) }
 }
 
 pub unsafe fn pvar_session_create(session: *mut MPI_T_pvar_session) -> MpiResult {
     check_initialized()?;
+    // SAFETY: `session` is MPI_T_pvar_session_create's output: NULL (rejected
+    // by `out`) or valid for writing one handle during this call.
     let session = unsafe { out(session, "session") }?;
     // A session holds nothing: any distinct non-null value will do.
     *session = std::ptr::NonNull::<MPIR_T_pvar_session_s>::dangling().as_ptr();
@@ -86,6 +94,8 @@ pub unsafe fn pvar_session_create(session: *mut MPI_T_pvar_session) -> MpiResult
 
 pub unsafe fn pvar_session_free(session: *mut MPI_T_pvar_session) -> MpiResult {
     check_initialized()?;
+    // SAFETY: `session` is MPI_T_pvar_session_free's in-out handle: NULL
+    // (rejected by `out`) or valid for reads and writes during this call.
     let session = unsafe { out(session, "session") }?;
     *session = std::ptr::null_mut();
     Ok(())

@@ -165,6 +165,9 @@ mod tests {
         let val_in = &mut value as *mut u64 as *mut c_void;
         let mut val_out: *mut c_void = ptr::null_mut();
         let mut flag: c_int = 0;
+        // SAFETY: `val_out` and `flag` are live locals of the types MPIR_Dup_fn
+        // writes (a `void *`, an `int`); `val_in` is only copied, never
+        // dereferenced.
         let rc = unsafe {
             MPIR_Dup_fn(
                 MPI_COMM_WORLD,
@@ -185,6 +188,8 @@ mod tests {
         let mut val_out: *mut c_void = ptr::null_mut();
         let mut flag: c_int = 0;
         let out = &mut val_out as *mut *mut c_void as *mut c_void;
+        // SAFETY: a NULL `attribute_val_out` is rejected before anything is
+        // written; `flag` is a live local `int`.
         let rc = unsafe {
             MPIR_Dup_fn(
                 MPI_COMM_WORLD,
@@ -197,6 +202,10 @@ mod tests {
         };
         assert_eq!(rc, MPI_ERR_ARG);
         assert_eq!(flag, 0);
+        // SAFETY: `out` points at the live local `val_out`; the NULL `flag` is
+        // rejected before anything is written through `out` (only
+        // `attribute_val_out` is written, and only when both outputs are
+        // valid).
         let rc = unsafe {
             MPIR_Dup_fn(
                 MPI_COMM_WORLD,

@@ -44,7 +44,12 @@ unsafe fn allgather_op(
     comm: MPI_Comm,
 ) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
     let ch = channel(comm)?;
+    // SAFETY: unless it is MPI_IN_PLACE, `sendbuf` holds `sendcount` elements
+    // of `sendtype` until the allgather completes (MPI's contract, passed on by
+    // the caller).
     let send = unsafe { optional_send(sendbuf, sendcount, sendtype, 1) }?;
+    // SAFETY: `recvbuf` holds `recvcount` elements of `recvtype` for each of
+    // the `ch.size()` members until the allgather completes (MPI's contract).
     let recv = unsafe {
         typed_buffer(
             recvbuf,
@@ -80,7 +85,12 @@ unsafe fn allgatherv_op(
 ) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
     let ch = channel(comm)?;
     let p = ch.size();
+    // SAFETY: MPI_Allgatherv's contract: `sendbuf` (unless MPI_IN_PLACE)
+    // holds `sendcount` elements of `sendtype` until the collective completes.
     let send = unsafe { optional_send(sendbuf, sendcount, sendtype, 1) }?;
+    // SAFETY: MPI_Allgatherv's contract: `recvcounts` and `displs` hold `p`
+    // entries, read here, and `recvbuf` holds the elements they place until the
+    // collective completes.
     let recvs = unsafe { v_buffers(recvbuf, recvcounts, displs, recvtype, p, "recv") }?;
     check_not_aliased(sendbuf, recvbuf, send.as_ref())?;
     Ok(gather::allgatherv(Call::start(ch), send, recvs))
@@ -110,7 +120,12 @@ unsafe fn alltoall_op(
 ) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
     let ch = channel(comm)?;
     let p = ch.size();
+    // SAFETY: unless it is MPI_IN_PLACE, `sendbuf` holds `p` blocks of
+    // `sendcount` elements of `sendtype` until the alltoall completes (MPI's
+    // contract).
     let send = unsafe { optional_send(sendbuf, sendcount, sendtype, p) }?;
+    // SAFETY: `recvbuf` holds `p` blocks of `recvcount` elements of `recvtype`
+    // until the alltoall completes (MPI's contract).
     let recv = unsafe { typed_buffer(recvbuf, recvcount, "recvcount", recvtype, p, "recvbuf") }?;
     check_not_aliased(sendbuf, recvbuf, send.as_ref())?;
     Ok(alltoall::alltoall(Call::start(ch), send, recv))
@@ -135,11 +150,17 @@ unsafe fn alltoallw_op(
     let sends = if in_place(send.buf) {
         None
     } else {
+        // SAFETY: MPI_Alltoallv/w's contract: the send side's counts,
+        // displacements (and types) hold `p` entries, read here, and its buffer
+        // the elements they place until the collective completes.
         Some(unsafe { send.buffers(p, "send") }?)
     };
     if in_place(recv.buf) {
         return Err(in_place_not_here("as recvbuf"));
     }
+    // SAFETY: the same contract for the receive side: its arrays hold `p`
+    // entries and its buffer (not MPI_IN_PLACE, rejected just above) the
+    // elements they place until the collective completes.
     let recvs = unsafe { recv.buffers(p, "recv") }?;
     let any_sent = sends
         .as_ref()

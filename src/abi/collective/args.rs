@@ -56,7 +56,8 @@ pub(crate) unsafe fn user_buffer(
     name: &str,
 ) -> MpiResult<UserBuffer> {
     user_buffer_check(buf, count, dt, name)?;
-    // SAFETY: the caller's contract is MPI's for collective buffers.
+    // SAFETY: `buf` holds `count` elements of `dt` until the collective
+    // ends (this function's contract), which is what `UserBuffer::new` asks.
     Ok(unsafe { UserBuffer::new(buf, count, dt.clone()) })
 }
 
@@ -80,6 +81,8 @@ pub(crate) unsafe fn typed_buffer(
     } else {
         times(count, copies, count_name)?
     };
+    // SAFETY: this function's contract is `user_buffer`'s, for the
+    // `count * copies` elements in `n`.
     unsafe { user_buffer(buf, n, &dt, buf_name) }
 }
 
@@ -135,7 +138,8 @@ pub(crate) unsafe fn buffers_at(
         }
         let at = base.wrapping_byte_offset(d.wrapping_mul(unit));
         user_buffer_check(if n == 0 { base } else { at }, n, dt, name)?;
-        // SAFETY: the caller's contract.
+        // SAFETY: the caller's contract makes the `n` elements of `dt` at
+        // `base + d * unit` valid memory until the collective ends.
         out.push(unsafe { UserBuffer::new(at, n, dt.clone()) });
     }
     Ok(out)
@@ -159,9 +163,15 @@ pub(crate) unsafe fn v_buffers(
     prefix: &str,
 ) -> MpiResult<Vec<UserBuffer>> {
     let dt = datatype::lookup_committed(datatype)?;
+    // SAFETY: `counts` is NULL or holds `n` entries (this function's
+    // contract); copied out here.
     let counts = unsafe { counts.read(n, &format!("{prefix}counts")) }?;
+    // SAFETY: `displs` is NULL or holds `n` entries (this function's
+    // contract); copied out here.
     let displs = unsafe { displs.read(n, "displs") }?;
     let name = format!("{prefix}buf");
+    // SAFETY: the buffers are valid as `buffers_at` asks (this function's
+    // contract).
     unsafe { buffers_at(buf, &counts, &displs, dt.extent(), &[dt], &name) }
 }
 
@@ -188,11 +198,17 @@ pub(crate) unsafe fn block_side(
     }
     let (count, name) = (format!("{prefix}count"), format!("{prefix}buf"));
     let n = count::checked(n, &count)?;
+    // SAFETY: `buf` holds `n` elements of `datatype` until the collective ends
+    // (this function's contract, `user_buffer`'s).
     unsafe { typed_buffer(buf, n, &count, datatype, 1, &name) }.map(Some)
 }
 
 /// The send side of an all-to-all style call (`copies` blocks of `n`):
 /// `None` for `MPI_IN_PLACE`.
+///
+/// # Safety
+/// Unless it is `MPI_IN_PLACE`, `sendbuf` must hold `copies * n` elements
+/// of `sendtype` until the collective ends.
 pub(crate) unsafe fn optional_send(
     sendbuf: *const c_void,
     n: i64,
@@ -203,6 +219,8 @@ pub(crate) unsafe fn optional_send(
         return Ok(None);
     }
     let n = count::checked(n, "sendcount")?;
+    // SAFETY: not MPI_IN_PLACE (checked above), so `sendbuf` holds `copies * n`
+    // elements until the collective ends (this function's contract).
     Ok(Some(unsafe {
         typed_buffer(sendbuf, n, "sendcount", sendtype, copies, "sendbuf")
     }?))
@@ -235,6 +253,9 @@ pub(crate) enum Types {
 impl Types {
     /// The committed types, with the displacement unit: the extent for a
     /// `v` call, bytes for a `w` call.
+    ///
+    /// # Safety
+    /// A `PerPeer` array must be NULL or hold `p` handles.
     unsafe fn read(self, p: usize, name: &str) -> MpiResult<(Vec<Arc<Datatype>>, isize)> {
         match self {
             Types::One(h) => {
@@ -243,6 +264,9 @@ impl Types {
                 Ok((vec![dt], unit))
             }
             Types::PerPeer(handles) => {
+                // SAFETY: the array is NULL or holds `p` handles (this
+                // function's contract); the slice is used only within this
+                // call.
                 let handles = unsafe { array(handles, p, name) }?;
                 Ok((
                     handles
@@ -265,10 +289,23 @@ pub(crate) struct Side {
 }
 
 impl Side {
+    /// The side's buffers, one per peer.
+    ///
+    /// # Safety
+    /// The counts, displacements and per-peer types must be NULL or hold `p`
+    /// entries, and the buffers be valid as for `buffers_at`.
     pub(crate) unsafe fn buffers(&self, p: usize, prefix: &str) -> MpiResult<Vec<UserBuffer>> {
+        // SAFETY: this function's contract: the types array is NULL or holds
+        // `p` handles.
         let (types, unit) = unsafe { self.types.read(p, &format!("{prefix}types")) }?;
+        // SAFETY: this function's contract: the counts array is NULL or holds
+        // `p` entries.
         let counts = unsafe { self.counts.read(p, &format!("{prefix}counts")) }?;
+        // SAFETY: this function's contract: the displacements array is NULL or
+        // holds `p` entries.
         let displs = unsafe { self.displs.read(p, &format!("{prefix}displs")) }?;
+        // SAFETY: this function's contract: the buffers are valid as
+        // `buffers_at` asks; `types` has one entry or `p` (one per count).
         unsafe {
             buffers_at(
                 self.buf,

@@ -70,8 +70,13 @@ pub(crate) unsafe fn bcast_op(
     let role = role_of(root, chs.remote_size())?;
     let dt = datatype::lookup_committed(datatype)?;
     let buf = if role == Role::Idle {
+        // SAFETY: zero elements: an idle member's `buffer` is never read or
+        // written.
         unsafe { user_buffer(buffer, 0, &dt, "buffer") }?
     } else {
+        // SAFETY: MPI_Bcast's contract: at the root and in the other group
+        // `buffer` holds `n` elements of `datatype` until the broadcast
+        // completes.
         unsafe { user_buffer(buffer, n, &dt, "buffer") }?
     };
     Ok(rooted::bcast(Inter::start(chs), buf, role))
@@ -82,6 +87,10 @@ type Raw = (*const c_void, i64, MPI_Datatype, &'static str);
 
 /// The root's buffer (`q` blocks of `count`) and the other group's (one
 /// block), by role; `None` where not significant.
+///
+/// # Safety
+/// The buffer significant for `role` must hold its elements until the
+/// collective ends.
 unsafe fn rooted_buffers(
     at_root: Raw,
     at_leaf: Raw,
@@ -91,7 +100,9 @@ unsafe fn rooted_buffers(
     let side = |(buf, n, dt, prefix): Raw, copies: usize| -> MpiResult<Option<UserBuffer>> {
         let (count, buf_name) = (format!("{prefix}count"), format!("{prefix}buf"));
         let n = count::checked(n, &count)?;
-        // SAFETY: the MPI contract for collective buffers.
+        // SAFETY: only the side significant for `role` is built, and its
+        // buffer holds `copies` blocks of `n` elements until the collective
+        // ends (this function's contract).
         unsafe { typed_buffer(buf, n, &count, dt, copies, &buf_name) }.map(Some)
     };
     Ok(match role {
@@ -113,6 +124,9 @@ pub(crate) unsafe fn gather_op(
 ) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
     let chs = channels(comm)?;
     let role = role_of(root, chs.remote_size())?;
+    // SAFETY: MPI_Gather's contract: the root's `recvbuf` holds `recvcount`
+    // elements per remote member, a leaf's `sendbuf` `sendcount` elements,
+    // until the gather completes.
     let (at_root, at_leaf) = unsafe {
         rooted_buffers(
             (recvbuf, recvcount, recvtype, "recv"),
@@ -136,6 +150,9 @@ pub(crate) unsafe fn scatter_op(
 ) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
     let chs = channels(comm)?;
     let role = role_of(root, chs.remote_size())?;
+    // SAFETY: MPI_Scatter's contract: the root's `sendbuf` holds `sendcount`
+    // elements per remote member, a leaf's `recvbuf` `recvcount` elements,
+    // until the scatter completes.
     let (at_root, at_leaf) = unsafe {
         rooted_buffers(
             (sendbuf, sendcount, sendtype, "send"),
@@ -166,10 +183,15 @@ pub(crate) unsafe fn gatherv_op(
     match role {
         Role::Idle => {}
         Role::Root => {
+            // SAFETY: MPI_Gatherv's contract: the root's `recvcounts` and
+            // `displs` hold one entry per remote member (`q`), read here, and
+            // `recvbuf` the elements they place until the gather completes.
             recvs = unsafe { v_buffers(recvbuf, recvcounts, displs, recvtype, q, "recv") }?;
         }
         Role::Leaf(_) => {
             let n = count::checked(sendcount, "sendcount")?;
+            // SAFETY: a leaf's `sendbuf` holds `sendcount` elements of
+            // `sendtype` until the gather completes (MPI's contract).
             send = Some(unsafe { typed_buffer(sendbuf, n, "sendcount", sendtype, 1, "sendbuf") }?);
         }
     }
@@ -195,10 +217,15 @@ pub(crate) unsafe fn scatterv_op(
     match role {
         Role::Idle => {}
         Role::Root => {
+            // SAFETY: MPI_Scatterv's contract: the root's `sendcounts` and
+            // `displs` hold one entry per remote member (`q`), read here, and
+            // `sendbuf` the elements they place until the scatter completes.
             sends = unsafe { v_buffers(sendbuf, sendcounts, displs, sendtype, q, "send") }?;
         }
         Role::Leaf(_) => {
             let n = count::checked(recvcount, "recvcount")?;
+            // SAFETY: a leaf's `recvbuf` holds `recvcount` elements of
+            // `recvtype` until the scatter completes (MPI's contract).
             recv = Some(unsafe { typed_buffer(recvbuf, n, "recvcount", recvtype, 1, "recvbuf") }?);
         }
     }
@@ -217,7 +244,11 @@ pub(crate) unsafe fn allgather_op(
     let chs = channels(comm)?;
     let q = chs.remote_size();
     let sendcount = count::checked(sendcount, "sendcount")?;
+    // SAFETY: MPI_Allgather's contract: `sendbuf` holds `sendcount` elements of
+    // `sendtype` until the collective completes.
     let send = unsafe { typed_buffer(sendbuf, sendcount, "sendcount", sendtype, 1, "sendbuf") }?;
+    // SAFETY: `recvbuf` holds `recvcount` elements of `recvtype` per remote
+    // member (`q`) until the collective completes (MPI's contract).
     let recv = unsafe { typed_buffer(recvbuf, recvcount, "recvcount", recvtype, q, "recvbuf") }?;
     check_not_aliased(sendbuf, recvbuf, Some(&send))?;
     Ok(exchange::allgather(Inter::start(chs), send, recv))
@@ -236,7 +267,12 @@ pub(crate) unsafe fn allgatherv_op(
     let chs = channels(comm)?;
     let q = chs.remote_size();
     let sendcount = count::checked(sendcount, "sendcount")?;
+    // SAFETY: MPI_Allgatherv's contract: `sendbuf` holds `sendcount` elements
+    // of `sendtype` until the collective completes.
     let send = unsafe { typed_buffer(sendbuf, sendcount, "sendcount", sendtype, 1, "sendbuf") }?;
+    // SAFETY: `recvcounts` and `displs` hold one entry per remote member (`q`),
+    // read here, and `recvbuf` the elements they place until the collective
+    // completes (MPI's contract).
     let recvs = unsafe { v_buffers(recvbuf, recvcounts, displs, recvtype, q, "recv") }?;
     check_not_aliased(sendbuf, recvbuf, Some(&send))?;
     Ok(exchange::allgatherv(Inter::start(chs), send, recvs))
@@ -254,7 +290,11 @@ pub(crate) unsafe fn alltoall_op(
     let chs = channels(comm)?;
     let q = chs.remote_size();
     let sendcount = count::checked(sendcount, "sendcount")?;
+    // SAFETY: MPI_Alltoall's contract: `sendbuf` holds `sendcount` elements of
+    // `sendtype` per remote member (`q`) until the collective completes.
     let send = unsafe { typed_buffer(sendbuf, sendcount, "sendcount", sendtype, q, "sendbuf") }?;
+    // SAFETY: `recvbuf` holds `recvcount` elements of `recvtype` per remote
+    // member (`q`) until the collective completes (MPI's contract).
     let recv = unsafe { typed_buffer(recvbuf, recvcount, "recvcount", recvtype, q, "recvbuf") }?;
     check_not_aliased(sendbuf, recvbuf, Some(&send))?;
     Ok(exchange::alltoall(Inter::start(chs), send, recv))
@@ -267,7 +307,12 @@ pub(crate) unsafe fn alltoallw_op(
 ) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
     let chs = channels(comm)?;
     let q = chs.remote_size();
+    // SAFETY: MPI_Alltoallv/w's contract: the send side's counts, displacements
+    // (and types) hold one entry per remote member (`q`), read here, and its
+    // buffer the elements they place until the collective completes.
     let sends = unsafe { send.buffers(q, "send") }?;
+    // SAFETY: the same contract for the receive side: its arrays hold `q`
+    // entries and its buffer the elements they place until the end.
     let recvs = unsafe { recv.buffers(q, "recv") }?;
     let any_sent = sends.iter().find(|b| !b.is_empty());
     check_not_aliased(send.buf, recv.buf, any_sent)?;
@@ -291,9 +336,13 @@ pub(crate) unsafe fn reduce_op(
         Role::Idle => (None, None),
         Role::Root => (
             None,
+            // SAFETY: the root's `recvbuf` holds `n` elements of `datatype`
+            // until the reduction completes (MPI's contract).
             Some(unsafe { user_buffer(recvbuf, n, &dt, "recvbuf") }?),
         ),
         Role::Leaf(_) => (
+            // SAFETY: a leaf's `sendbuf` holds `n` elements of `datatype` until
+            // the reduction completes (MPI's contract).
             Some(unsafe { user_buffer(sendbuf, n, &dt, "sendbuf") }?),
             None,
         ),
@@ -318,7 +367,11 @@ pub(crate) unsafe fn allreduce_op(
     let chs = channels(comm)?;
     let dt = datatype::lookup_committed(datatype)?;
     let red = Reduction::new(op, datatype, dt.clone())?;
+    // SAFETY: MPI_Allreduce's contract: `sendbuf` holds `n` elements of
+    // `datatype` until the collective completes.
     let contribution = unsafe { user_buffer(sendbuf, n, &dt, "sendbuf") }?;
+    // SAFETY: MPI_Allreduce's contract: `recvbuf` holds `n` elements of
+    // `datatype` until the collective completes.
     let result = unsafe { user_buffer(recvbuf, n, &dt, "recvbuf") }?;
     check_not_aliased(sendbuf, recvbuf, Some(&contribution))?;
     Ok(exchange::allreduce(
@@ -345,6 +398,8 @@ pub(crate) unsafe fn reduce_scatter_op(
     let (counts, dt) = match counts {
         ScatterCounts::Each(c) => {
             let dt = datatype::lookup_committed(datatype)?;
+            // SAFETY: MPI_Reduce_scatter's `recvcounts` holds one entry per
+            // member of the local group, `p`; copied out here.
             (unsafe { c.read(p, "recvcounts") }?, dt)
         }
         ScatterCounts::Block(n) => (vec![n; p], datatype::lookup_committed(datatype)?),
@@ -356,7 +411,11 @@ pub(crate) unsafe fn reduce_scatter_op(
             MpiError::new(MPI_ERR_COUNT, "the counts add up to more than memory holds")
         })?;
     let red = Reduction::new(op, datatype, dt.clone())?;
+    // SAFETY: MPI's contract: `sendbuf` holds the `total` elements the counts
+    // add up to until the collective completes.
     let contribution = unsafe { user_buffer(sendbuf, total, &dt, "sendbuf") }?;
+    // SAFETY: MPI's contract: `recvbuf` holds this member's
+    // `counts[chs.rank()]` elements until the collective completes.
     let result = unsafe { user_buffer(recvbuf, counts[chs.rank()], &dt, "recvbuf") }?;
     check_not_aliased(sendbuf, recvbuf, Some(&contribution))?;
     Ok(exchange::reduce_scatter(

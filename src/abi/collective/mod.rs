@@ -39,10 +39,18 @@ pub use rooted::{
 macro_rules! blocking_and_nonblocking {
     ($blocking:ident, $nonblocking:ident ($($arg:ident: $ty:ty),*) => $build:expr) => {
                 pub unsafe fn $blocking($($arg: $ty),*) -> MpiResult {
+            // SAFETY: the arguments are this MPI call's, passed on unchanged,
+            // so the builder gets MPI's contract: the buffers and arrays stay
+            // valid until the call returns, and `block` runs the collective
+            // to its end before that.
             crate::core::collective::executor::block(unsafe { $build }?)
         }
 
                 pub unsafe fn $nonblocking($($arg: $ty,)* request: &mut MPI_Request) -> MpiResult {
+            // SAFETY: the arguments are this MPI call's, passed on unchanged;
+            // MPI's contract for a nonblocking collective keeps its buffers
+            // valid and untouched by the program until the request completes,
+            // and the builder reads the arrays before returning.
             *request = crate::core::collective::executor::start(unsafe { $build }?)?;
             Ok(())
         }
@@ -55,13 +63,22 @@ macro_rules! blocking_and_nonblocking {
                 pub unsafe fn $blocking($($arg: $ty),*) -> MpiResult {
             if crate::abi::collective::inter::is_inter($comm)? {
                 return crate::core::collective::executor::block(
+                    // SAFETY: the MPI call's arguments, passed on unchanged:
+                    // valid as MPI requires until the call returns, and
+                    // `block` finishes the collective before that.
                     unsafe { crate::abi::collective::inter::$build($($barg),*) }?,
                 );
             }
+            // SAFETY: the same arguments, to the intracommunicator builder:
+            // valid until the call returns, and `block` waits for the end.
             crate::core::collective::executor::block(unsafe { $build($($barg),*) }?)
         }
 
                 pub unsafe fn $nonblocking($($arg: $ty,)* request: &mut MPI_Request) -> MpiResult {
+            // SAFETY: the MPI call's arguments, passed on unchanged; MPI keeps
+            // a nonblocking collective's buffers valid and untouched by the
+            // program until the request completes, and the builder reads the
+            // arrays before returning.
             *request = crate::core::collective::executor::start(unsafe { $build($($barg),*) }?)?;
             Ok(())
         }

@@ -22,6 +22,10 @@ use crate::mpi_abi::types::*;
 
 /// Input and output buffers of `n` elements: the input is the output for
 /// `MPI_IN_PLACE`.
+///
+/// # Safety
+/// Until the collective ends, `recvbuf` must hold `n_out` elements of `dt`
+/// (and `n_in` for `MPI_IN_PLACE`), `sendbuf` otherwise `n_in`.
 unsafe fn in_out(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -29,10 +33,16 @@ unsafe fn in_out(
     n_out: usize,
     dt: &std::sync::Arc<crate::core::datatype::Datatype>,
 ) -> MpiResult<(UserBuffer, UserBuffer)> {
+    // SAFETY: `recvbuf` holds `n_out` elements of `dt` until the collective
+    // ends (this function's contract).
     let result = unsafe { user_buffer(recvbuf, n_out, dt, "recvbuf") }?;
     let contribution = if in_place(sendbuf) {
+        // SAFETY: with MPI_IN_PLACE the input is read from `recvbuf`, which
+        // then holds `n_in` elements (this function's contract).
         unsafe { user_buffer(recvbuf, n_in, dt, "recvbuf") }?
     } else {
+        // SAFETY: not MPI_IN_PLACE, so `sendbuf` holds `n_in` elements of `dt`
+        // until the collective ends (this function's contract).
         let send = unsafe { user_buffer(sendbuf, n_in, dt, "sendbuf") }?;
         check_not_aliased(sendbuf, recvbuf, Some(&send))?;
         send
@@ -63,6 +73,9 @@ unsafe fn reduce_op(
             )
         })?;
     let (contribution, result) = if ch.rank == root {
+        // SAFETY: at the root MPI_Reduce's contract gives `n` elements in
+        // `recvbuf` and in `sendbuf` (or MPI_IN_PLACE) until the reduction
+        // completes.
         let (c, r) = unsafe { in_out(sendbuf, recvbuf, n, n, &dt) }?;
         (c, Some(r))
     } else if in_place(sendbuf) {
@@ -71,6 +84,9 @@ unsafe fn reduce_op(
             "MPI_IN_PLACE is not valid as sendbuf except at the root",
         ));
     } else {
+        // SAFETY: off the root only `sendbuf` is significant; not MPI_IN_PLACE
+        // (rejected above), it holds `n` elements until the reduction completes
+        // (MPI's contract).
         (unsafe { user_buffer(sendbuf, n, &dt, "sendbuf") }?, None)
     };
     Ok(reduce::reduce(
@@ -102,6 +118,8 @@ unsafe fn allreduce_op(
     let ch = channel(comm)?;
     let dt = datatype::lookup_committed(datatype)?;
     let red = Reduction::new(op, datatype, dt.clone())?;
+    // SAFETY: MPI_Allreduce's contract: `sendbuf` (or MPI_IN_PLACE) and
+    // `recvbuf` hold `n` elements of `dt` until the collective completes.
     let (contribution, result) = unsafe { in_out(sendbuf, recvbuf, n, n, &dt) }?;
     Ok(reduce::allreduce(
         Call::start(ch),
@@ -140,6 +158,8 @@ unsafe fn reduce_scatter_op(
     let (counts, dt) = match counts {
         ScatterCounts::Each(c) => {
             let dt = crate::core::datatype::lookup_committed(datatype)?;
+            // SAFETY: MPI_Reduce_scatter's `recvcounts` holds one entry per
+            // member, `p`; copied out here.
             (unsafe { c.read(p, "recvcounts") }?, dt)
         }
         ScatterCounts::Block(n) => (vec![n; p], datatype::lookup_committed(datatype)?),
@@ -151,6 +171,9 @@ unsafe fn reduce_scatter_op(
             MpiError::new(MPI_ERR_COUNT, "the counts add up to more than memory holds")
         })?;
     let red = Reduction::new(op, datatype, dt.clone())?;
+    // SAFETY: MPI's contract: `sendbuf` (or `recvbuf` for MPI_IN_PLACE) holds
+    // the `total` elements to reduce, `recvbuf` this member's
+    // `counts[ch.rank]`, until the collective completes.
     let (contribution, result) = unsafe { in_out(sendbuf, recvbuf, total, counts[ch.rank], &dt) }?;
     Ok(reduce::reduce_scatter(
         Call::start(ch),
@@ -190,6 +213,8 @@ unsafe fn scan_op(
     let ch = channel(comm)?;
     let dt = datatype::lookup_committed(datatype)?;
     let red = Reduction::new(op, datatype, dt.clone())?;
+    // SAFETY: MPI_Scan/Exscan's contract: `sendbuf` (or MPI_IN_PLACE) and
+    // `recvbuf` hold `n` elements of `dt` until the collective completes.
     let (contribution, result) = unsafe { in_out(sendbuf, recvbuf, n, n, &dt) }?;
     Ok(scan::scan(
         Call::start(ch),

@@ -23,6 +23,8 @@ unsafe fn bcast_op(
 ) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
     let ch = channel(comm)?;
     let root = root_of(root, ch.size())?;
+    // SAFETY: MPI_Bcast's contract: `buffer` holds `n` elements of `datatype`
+    // until the broadcast completes.
     let buf = unsafe { typed_buffer(buffer, n, "count", datatype, 1, "buffer") }?;
     Ok(bcast::bcast(Call::start(ch), buf, root))
 }
@@ -52,10 +54,15 @@ unsafe fn gather_op(
     let root = root_of(root, p)?;
     let recv = if me == root {
         let n = crate::abi::count::checked(recvcount, "recvcount")?;
+        // SAFETY: at the root MPI_Gather's `recvbuf` holds `recvcount` elements
+        // of `recvtype` for each of the `p` members until the gather completes
+        // (MPI's contract).
         Some(unsafe { typed_buffer(recvbuf, n, "recvcount", recvtype, p, "recvbuf") }?)
     } else {
         None
     };
+    // SAFETY: MPI_Gather's contract: `sendbuf` (or MPI_IN_PLACE at the root)
+    // holds `sendcount` elements of `sendtype` until the gather completes.
     let send = unsafe { block_side(sendbuf, sendcount, sendtype, me == root, "send") }?;
     Ok(gather::gather(Call::start(ch), send, recv, root))
 }
@@ -85,10 +92,15 @@ unsafe fn gatherv_op(
     let (p, me) = (ch.size(), ch.rank);
     let root = root_of(root, p)?;
     let recvs = if me == root {
+        // SAFETY: at the root MPI_Gatherv's `recvcounts` and `displs` hold `p`
+        // entries, read here, and `recvbuf` the elements they place until the
+        // gather completes (MPI's contract).
         unsafe { v_buffers(recvbuf, recvcounts, displs, recvtype, p, "recv") }?
     } else {
         Vec::new()
     };
+    // SAFETY: MPI_Gatherv's contract: `sendbuf` (or MPI_IN_PLACE at the root)
+    // holds `sendcount` elements of `sendtype` until the gather completes.
     let send = unsafe { block_side(sendbuf, sendcount, sendtype, me == root, "send") }?;
     Ok(gather::gatherv(Call::start(ch), send, recvs, root))
 }
@@ -121,10 +133,15 @@ unsafe fn scatter_op(
     let root = root_of(root, p)?;
     let send = if me == root {
         let n = crate::abi::count::checked(sendcount, "sendcount")?;
+        // SAFETY: at the root MPI_Scatter's `sendbuf` holds `sendcount`
+        // elements of `sendtype` for each of the `p` members until the scatter
+        // completes (MPI's contract).
         Some(unsafe { typed_buffer(sendbuf, n, "sendcount", sendtype, p, "sendbuf") }?)
     } else {
         None
     };
+    // SAFETY: MPI_Scatter's contract: `recvbuf` (or MPI_IN_PLACE at the root)
+    // holds `recvcount` elements of `recvtype` until the scatter completes.
     let recv = unsafe { block_side(recvbuf, recvcount, recvtype, me == root, "recv") }?;
     Ok(scatter::scatter(Call::start(ch), send, recv, root))
 }
@@ -154,10 +171,15 @@ unsafe fn scatterv_op(
     let (p, me) = (ch.size(), ch.rank);
     let root = root_of(root, p)?;
     let sends = if me == root {
+        // SAFETY: at the root MPI_Scatterv's `sendcounts` and `displs` hold `p`
+        // entries, read here, and `sendbuf` the elements they place until the
+        // scatter completes (MPI's contract).
         unsafe { v_buffers(sendbuf, sendcounts, displs, sendtype, p, "send") }?
     } else {
         Vec::new()
     };
+    // SAFETY: MPI_Scatterv's contract: `recvbuf` (or MPI_IN_PLACE at the root)
+    // holds `recvcount` elements of `recvtype` until the scatter completes.
     let recv = unsafe { block_side(recvbuf, recvcount, recvtype, me == root, "recv") }?;
     Ok(scatter::scatterv(Call::start(ch), sends, recv, root))
 }

@@ -17,6 +17,9 @@ pub unsafe fn grequest_start(
     extra_state: *mut c_void,
     request: &mut MPI_Request,
 ) -> MpiResult {
+    // SAFETY: MPI_Grequest_start's arguments, passed on unchanged with no poll
+    // or wait function; `mpix_grequest_start` only records the callbacks and
+    // `extra_state` for later calls, which MPI lets the program rely on.
     unsafe {
         mpix_grequest_start(
             query_fn,

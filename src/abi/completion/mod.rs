@@ -197,6 +197,8 @@ fn check_handles(handles: &[MPI_Request]) -> MpiResult {
 /// As for `StatusOut::nth`.
 unsafe fn check_statuses(statuses: *mut MPI_Status, n: usize) -> MpiResult {
     if n > 0 {
+        // SAFETY: `n > 0`, so the array (this function's contract) has an entry
+        // 0; `nth` only offsets the pointer, nothing is written.
         unsafe { StatusOut::nth(statuses, 0) }?;
     }
     Ok(())
@@ -210,9 +212,13 @@ fn in_status_error() -> MpiError {
 }
 
 pub unsafe fn wait(request: &mut MPI_Request, status: *mut MPI_Status) -> MpiResult {
+    // SAFETY: `status` is MPI_Wait's, MPI_STATUS_IGNORE or valid for one status
+    // (MPI's contract); `new` rejects NULL.
     let status_out = unsafe { StatusOut::new(status) }?;
     let id = *request;
     if id == MPI_REQUEST_NULL {
+        // SAFETY: `status_out` came from `StatusOut::new` on the caller's
+        // `status`, valid for writing one status for this call.
         unsafe { write_status(status_out, &empty_status()) };
         return Ok(());
     }
@@ -222,6 +228,8 @@ pub unsafe fn wait(request: &mut MPI_Request, status: *mut MPI_Status) -> MpiRes
     })?;
     let finished = Finished::of_slot(slot);
     finished.release(request);
+    // SAFETY: `status_out` came from `StatusOut::new` on the caller's
+    // `status`, valid for writing one status for this call.
     unsafe { write_status(status_out, &finished.status) };
     finished.result()
 }
@@ -231,10 +239,14 @@ pub unsafe fn test(
     flag: &mut c_int,
     status: *mut MPI_Status,
 ) -> MpiResult {
+    // SAFETY: `status` is MPI_Test's, MPI_STATUS_IGNORE or valid for one status
+    // (MPI's contract); `new` rejects NULL.
     let status_out = unsafe { StatusOut::new(status) }?;
     let id = *request;
     if id == MPI_REQUEST_NULL {
         *flag = 1;
+        // SAFETY: `status_out` came from `StatusOut::new` on the caller's
+        // `status`, valid for writing one status for this call.
         unsafe { write_status(status_out, &empty_status()) };
         return Ok(());
     }
@@ -246,6 +258,8 @@ pub unsafe fn test(
     let Some(slot) = found else { return Ok(()) };
     let finished = Finished::of_slot(slot);
     finished.release(request);
+    // SAFETY: `status_out` came from `StatusOut::new` on the caller's
+    // `status`, valid for writing one status for this call.
     unsafe { write_status(status_out, &finished.status) };
     finished.result()
 }
@@ -265,6 +279,9 @@ unsafe fn finish_all(
         let finished = Finished::of_slot(slot);
         finished.release(&mut handles[i]);
         failed |= finished.failed();
+        // SAFETY: `i < handles.len()`, the number of entries `statuses` has
+        // (this function's contract), so entry `i` is in the array or it is
+        // MPI_STATUSES_IGNORE.
         unsafe { write_status(StatusOut::nth(statuses, i)?, &finished.status) };
     }
     if failed {
@@ -278,7 +295,11 @@ pub unsafe fn waitall(
     requests: *mut MPI_Request,
     statuses: *mut MPI_Status,
 ) -> MpiResult {
+    // SAFETY: MPI_Waitall's contract: `requests` holds `n` handles, which the
+    // program does not touch during the call.
     let handles = unsafe { request_slice(n, requests) }?;
+    // SAFETY: `statuses` is MPI_STATUSES_IGNORE or holds `n` entries (MPI's
+    // contract).
     unsafe { check_statuses(statuses, handles.len()) }?;
     check_handles(handles)?;
     let mut slots: Vec<Slot> = handles.iter().map(|_| Slot::Pending).collect();
@@ -296,6 +317,8 @@ pub unsafe fn waitall(
         }
         Ok(Some(()))
     })?;
+    // SAFETY: `statuses` was checked above and holds `handles.len()` entries
+    // (MPI's contract).
     unsafe { finish_all(handles, slots, statuses) }
 }
 
@@ -305,7 +328,11 @@ pub unsafe fn testall(
     flag: &mut c_int,
     statuses: *mut MPI_Status,
 ) -> MpiResult {
+    // SAFETY: MPI_Testall's contract: `requests` holds `n` handles, which the
+    // program does not touch during the call.
     let handles = unsafe { request_slice(n, requests) }?;
+    // SAFETY: `statuses` is MPI_STATUSES_IGNORE or holds `n` entries (MPI's
+    // contract).
     unsafe { check_statuses(statuses, handles.len()) }?;
     check_handles(handles)?;
     // All or nothing: outcomes are taken only when every request is done.
@@ -320,6 +347,8 @@ pub unsafe fn testall(
     })?;
     *flag = found.is_some() as c_int;
     match found {
+        // SAFETY: `statuses` was checked above and holds `handles.len()`
+        // entries (MPI's contract).
         Some(slots) => unsafe { finish_all(handles, slots, statuses) },
         None => Ok(()),
     }
@@ -354,12 +383,16 @@ unsafe fn finish_any(
 ) -> MpiResult {
     let Some((i, taken)) = which else {
         *index = MPI_UNDEFINED;
+        // SAFETY: `status_out` was checked by `StatusOut::new` (this function's
+        // contract).
         unsafe { write_status(status_out, &empty_status()) };
         return Ok(());
     };
     let finished = Finished::of(taken);
     finished.release(&mut handles[i]);
     *index = i as c_int;
+    // SAFETY: `status_out` was checked by `StatusOut::new` (this function's
+    // contract).
     unsafe { write_status(status_out, &finished.status) };
     finished.result()
 }
@@ -370,10 +403,15 @@ pub unsafe fn waitany(
     index: &mut c_int,
     status: *mut MPI_Status,
 ) -> MpiResult {
+    // SAFETY: MPI_Waitany's contract: `requests` holds `n` handles, which the
+    // program does not touch during the call.
     let handles = unsafe { request_slice(n, requests) }?;
+    // SAFETY: `status` is MPI_STATUS_IGNORE or valid for one status (MPI's
+    // contract); `new` rejects NULL.
     let status_out = unsafe { StatusOut::new(status) }?;
     check_handles(handles)?;
     let which = wait_for(handles, |rt| take_any(rt, handles))?;
+    // SAFETY: `status_out` came from `StatusOut::new` just above.
     unsafe { finish_any(handles, which, index, status_out) }
 }
 
@@ -384,12 +422,17 @@ pub unsafe fn testany(
     flag: &mut c_int,
     status: *mut MPI_Status,
 ) -> MpiResult {
+    // SAFETY: MPI_Testany's contract: `requests` holds `n` handles, which the
+    // program does not touch during the call.
     let handles = unsafe { request_slice(n, requests) }?;
+    // SAFETY: `status` is MPI_STATUS_IGNORE or valid for one status (MPI's
+    // contract); `new` rejects NULL.
     let status_out = unsafe { StatusOut::new(status) }?;
     check_handles(handles)?;
     match test_for(handles, |rt| take_any(rt, handles))? {
         Some(which) => {
             *flag = 1;
+            // SAFETY: `status_out` came from `StatusOut::new` above.
             unsafe { finish_any(handles, which, index, status_out) }
         }
         None => {
@@ -423,6 +466,11 @@ fn take_some(
     })
 }
 
+/// `MPI_Waitsome` (`blocking`) and `MPI_Testsome`.
+///
+/// # Safety
+/// The arguments as MPI requires for those calls: `requests`, `indices`
+/// and `statuses` (or `MPI_STATUSES_IGNORE`) with `incount` entries.
 unsafe fn some_call(
     incount: usize,
     requests: *mut MPI_Request,
@@ -431,11 +479,18 @@ unsafe fn some_call(
     statuses: *mut MPI_Status,
     blocking: bool,
 ) -> MpiResult {
+    // SAFETY: this function's contract (MPI_Waitsome's and MPI_Testsome's):
+    // `requests` holds `incount` handles, untouched by the program during the
+    // call.
     let handles = unsafe { request_slice(incount, requests) }?;
+    // SAFETY: `outcount` is NULL (rejected by `out`) or valid for one `int`
+    // during the call (MPI's contract).
     let outcount = unsafe { out(outcount, "outcount") }?;
     if indices.is_null() && !handles.is_empty() {
         return Err(MpiError::new(MPI_ERR_ARG, "array_of_indices is NULL"));
     }
+    // SAFETY: `statuses` is MPI_STATUSES_IGNORE or holds `incount` entries
+    // (MPI's contract).
     unsafe { check_statuses(statuses, handles.len()) }?;
     check_handles(handles)?;
     let found = if blocking {
@@ -460,9 +515,13 @@ unsafe fn some_call(
         let finished = Finished::of(taken);
         finished.release(&mut handles[i]);
         failed |= finished.failed();
-        // SAFETY: indices has room for incount entries (caller).
-        unsafe { *indices.add(k) = i as c_int };
-        unsafe { write_status(StatusOut::nth(statuses, k)?, &finished.status) };
+        // SAFETY: `k < done.len() <= incount`; `indices` is not NULL (checked
+        // above, as `done` is not empty) and has room for `incount` entries,
+        // `statuses` (checked above) too, per MPI's contract.
+        unsafe {
+            *indices.add(k) = i as c_int;
+            write_status(StatusOut::nth(statuses, k)?, &finished.status);
+        }
     }
     if failed {
         return Err(in_status_error());
@@ -477,6 +536,8 @@ pub unsafe fn waitsome(
     indices: *mut c_int,
     statuses: *mut MPI_Status,
 ) -> MpiResult {
+    // SAFETY: MPI_Waitsome's arguments, valid as MPI requires for the call,
+    // which is `some_call`'s contract.
     unsafe { some_call(incount, requests, outcount, indices, statuses, true) }
 }
 
@@ -487,6 +548,8 @@ pub unsafe fn testsome(
     indices: *mut c_int,
     statuses: *mut MPI_Status,
 ) -> MpiResult {
+    // SAFETY: MPI_Testsome's arguments, valid as MPI requires for the call,
+    // which is `some_call`'s contract.
     unsafe { some_call(incount, requests, outcount, indices, statuses, false) }
 }
 
@@ -519,9 +582,13 @@ pub unsafe fn request_get_status(
         Status(MPI_Status),
         Query(Generalized),
     }
+    // SAFETY: `status` is MPI_STATUS_IGNORE or valid for one status
+    // (MPI_Request_get_status's contract); `new` rejects NULL.
     let status_out = unsafe { StatusOut::new(status) }?;
     if request == MPI_REQUEST_NULL {
         *flag = 1;
+        // SAFETY: `status_out` came from `StatusOut::new` on the caller's
+        // `status`.
         unsafe { write_status(status_out, &empty_status()) };
         return Ok(());
     }
@@ -544,6 +611,8 @@ pub unsafe fn request_get_status(
         Some(Seen::Status(st)) => (st, None),
         Some(Seen::Query(g)) => g.query(),
     };
+    // SAFETY: `status_out` came from `StatusOut::new` on the caller's
+    // `status`, valid for writing one status for this call.
     unsafe { write_status(status_out, &st) };
     match error {
         Some(e) => Err(e),

@@ -30,6 +30,8 @@ pub unsafe fn buffer_detach<S: TryFrom<usize>>(
     buffer_addr: *mut c_void,
     size_out: &mut S,
 ) -> MpiResult {
+    // SAFETY: `buffer_addr` is MPI_Buffer_detach's `void **` output: NULL
+    // (rejected by `out`) or valid for writing one pointer during this call.
     let addr_out = unsafe { out(buffer_addr.cast::<*mut c_void>(), "buffer_addr") }?;
     if let Some((_, bytes)) = runtime::lock().engine().attached_buffer() {
         if S::try_from(bytes).is_err() {

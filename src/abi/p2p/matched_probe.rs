@@ -36,6 +36,9 @@ pub unsafe fn improbe(
     message: &mut MPI_Message,
     status: *mut MPI_Status,
 ) -> MpiResult {
+    // SAFETY: `status` is NULL (rejected), MPI_STATUS_IGNORE or valid for
+    // writing one status during this call (MPI's contract for MPI_Improbe);
+    // `new` only classifies the address.
     let status_out = unsafe { StatusOut::new(status) }?;
     let mut rt = runtime::lock();
     rt.progress();
@@ -43,6 +46,8 @@ pub unsafe fn improbe(
     *flag = found.is_some() as c_int;
     if let Some((m, st)) = found {
         *message = m;
+        // SAFETY: `status_out` came from `StatusOut::new` on the caller's
+        // `status`, valid for writing one status during this call.
         unsafe { write_status(status_out, &st) };
     }
     Ok(())
@@ -55,9 +60,14 @@ pub unsafe fn mprobe(
     message: &mut MPI_Message,
     status: *mut MPI_Status,
 ) -> MpiResult {
+    // SAFETY: `status` is NULL (rejected), MPI_STATUS_IGNORE or valid for
+    // writing one status during this call (MPI's contract for MPI_Mprobe);
+    // `new` only classifies the address.
     let status_out = unsafe { StatusOut::new(status) }?;
     let (m, st) = block_on(|rt| take(rt, source, tag, comm))?;
     *message = m;
+    // SAFETY: `status_out` came from `StatusOut::new` on the caller's `status`,
+    // valid for writing one status during this call.
     unsafe { write_status(status_out, &st) };
     Ok(())
 }
@@ -73,6 +83,8 @@ unsafe fn start_mrecv(
     datatype: MPI_Datatype,
     message: &mut MPI_Message,
 ) -> MpiResult<Option<MPI_Request>> {
+    // SAFETY: `buf` has room for `n` elements of `datatype` until the receive
+    // completes (this function's contract, MPI's for MPI_Mrecv/MPI_Imrecv).
     let buf = unsafe { message_buffer(buf, n, datatype) }?;
     match *message {
         MPI_MESSAGE_NULL => Err(MpiError::new(
@@ -100,12 +112,20 @@ pub unsafe fn mrecv(
     message: &mut MPI_Message,
     status: *mut MPI_Status,
 ) -> MpiResult {
+    // SAFETY: `status` is NULL (rejected), MPI_STATUS_IGNORE or valid for
+    // writing one status during this call (MPI's contract for MPI_Mrecv); `new`
+    // only classifies the address.
     let status_out = unsafe { StatusOut::new(status) }?;
+    // SAFETY: MPI_Mrecv's `buf` has room for `n` elements of `datatype` until
+    // it returns, and `wait_receive` below waits for the receive to complete.
     match unsafe { start_mrecv(buf, n, datatype, message) }? {
         None => {
+            // SAFETY: `status_out` came from `StatusOut::new` on the caller's
+            // `status`, valid for writing one status during this call.
             unsafe { write_status(status_out, &proc_null_status()) };
             Ok(())
         }
+        // SAFETY: `status_out` came from `StatusOut::new` above.
         Some(id) => unsafe { wait_receive(id, status_out) },
     }
 }
@@ -117,6 +137,8 @@ pub unsafe fn imrecv(
     message: &mut MPI_Message,
     request: &mut MPI_Request,
 ) -> MpiResult {
+    // SAFETY: MPI_Imrecv's contract: `buf` has room for `n` elements of
+    // `datatype` until the request completes.
     *request = match unsafe { start_mrecv(buf, n, datatype, message) }? {
         None => runtime::lock().engine().completed_null(),
         Some(id) => id,

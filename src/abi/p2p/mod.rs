@@ -74,7 +74,9 @@ pub(super) unsafe fn message_buffer(
             "buffer is NULL but the message is not empty",
         ));
     }
-    // SAFETY: the caller's contract is MPI's for message buffers.
+    // SAFETY: `buf` holds (or has room for) `n` elements of `dt` until the
+    // operation completes (this function's contract, MPI's for message
+    // buffers); NULL was rejected above unless the message is empty.
     Ok(unsafe { UserBuffer::new(buf, n, dt) })
 }
 
@@ -181,6 +183,8 @@ pub fn status_error(status: &MPI_Status) -> MpiResult {
 /// `status_out` as checked by `StatusOut::new`.
 pub(super) unsafe fn wait_receive(id: MPI_Request, status_out: StatusOut) -> MpiResult {
     let st = wait_request(id)?;
+    // SAFETY: `status_out` was checked by `StatusOut::new` (this function's
+    // contract).
     unsafe { finish_receive(status_out, &st) }
 }
 
@@ -189,6 +193,8 @@ pub(super) unsafe fn wait_receive(id: MPI_Request, status_out: StatusOut) -> Mpi
 /// # Safety
 /// `status_out` as checked by `StatusOut::new`.
 pub(super) unsafe fn finish_receive(status_out: StatusOut, st: &MPI_Status) -> MpiResult {
+    // SAFETY: `status_out` was checked by `StatusOut::new` (this function's
+    // contract), so a `To` pointer is the caller's status, valid for writes.
     unsafe { write_status(status_out, st) };
     status_error(st)
 }

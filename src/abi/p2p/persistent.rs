@@ -21,6 +21,9 @@ unsafe fn send_init_in_mode(
     request: &mut MPI_Request,
     mode: Mode,
 ) -> MpiResult {
+    // SAFETY: MPI's contract for a persistent send: `buf` holds `n` elements of
+    // `datatype` while the request exists (every start reads it until that send
+    // completes).
     let buf = unsafe { message_buffer(buf, n, datatype) }?;
     let mut rt = runtime::lock();
     let template = match Route::to(&rt, comm, dest)? {
@@ -46,6 +49,9 @@ macro_rules! send_inits {
             comm: MPI_Comm,
             request: &mut MPI_Request,
         ) -> MpiResult {
+            // SAFETY: this MPI_*send_init call's arguments, passed on
+            // unchanged: `buf` holds `n` elements of `datatype` while the
+            // request exists (MPI's contract).
             unsafe { send_init_in_mode(buf, n, datatype, dest, tag, comm, request, $mode) }
         }
     )*};
@@ -67,6 +73,9 @@ pub unsafe fn recv_init(
     comm: MPI_Comm,
     request: &mut MPI_Request,
 ) -> MpiResult {
+    // SAFETY: MPI_Recv_init's contract: `buf` has room for `n` elements of
+    // `datatype` while the request exists, and is not touched by the program
+    // while a start is active.
     let buf = unsafe { message_buffer(buf, n, datatype) }?;
     let mut rt = runtime::lock();
     let template = match super::accepting(&rt, comm, source, tag)? {
@@ -98,7 +107,9 @@ pub unsafe fn startall(n: usize, requests: *mut MPI_Request) -> MpiResult {
     if requests.is_null() {
         return Err(MpiError::new(MPI_ERR_ARG, "array_of_requests is NULL"));
     }
-    // SAFETY: a non-NULL array of n handles (MPI's contract).
+    // SAFETY: MPI_Startall's `requests` holds `n` handles (MPI's contract),
+    // and is not NULL (checked above); the slice is only read, during this
+    // call.
     let handles = unsafe { std::slice::from_raw_parts(requests, n) };
     let mut rt = runtime::lock();
     for (i, &h) in handles.iter().enumerate() {

@@ -28,6 +28,9 @@ pub unsafe fn iprobe(
     flag: &mut c_int,
     status: *mut MPI_Status,
 ) -> MpiResult {
+    // SAFETY: `status` is NULL (rejected), MPI_STATUS_IGNORE or valid for
+    // writing one status during this call (MPI's contract for MPI_Iprobe);
+    // `new` only classifies the address.
     let status_out = unsafe { StatusOut::new(status) }?;
     let mut rt = runtime::lock();
     rt.progress();
@@ -37,6 +40,8 @@ pub unsafe fn iprobe(
     };
     *flag = found.is_some() as c_int;
     if let Some(st) = found {
+        // SAFETY: `status_out` came from `StatusOut::new` on the caller's
+        // `status`, valid for writing one status during this call.
         unsafe { write_status(status_out, &st) };
     }
     Ok(())
@@ -48,11 +53,16 @@ pub unsafe fn probe(
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> MpiResult {
+    // SAFETY: `status` is NULL (rejected), MPI_STATUS_IGNORE or valid for
+    // writing one status during this call (MPI's contract for MPI_Probe); `new`
+    // only classifies the address.
     let status_out = unsafe { StatusOut::new(status) }?;
     let st = block_on(|rt| match probe_pattern(rt, source, tag, comm)? {
         None => Ok(Some(proc_null_status())),
         Some(pattern) => Ok(rt.engine().iprobe(&pattern)),
     })?;
+    // SAFETY: `status_out` came from `StatusOut::new` on the caller's `status`,
+    // valid for writing one status during this call.
     unsafe { write_status(status_out, &st) };
     Ok(())
 }

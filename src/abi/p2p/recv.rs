@@ -26,6 +26,8 @@ pub unsafe fn start_recv(
     tag: c_int,
     comm: MPI_Comm,
 ) -> MpiResult<MPI_Request> {
+    // SAFETY: `buf` has room for `n` elements of `datatype` until the receive
+    // completes: this function's contract, which is `receive_parts`'.
     let (mut rt, buf, pattern) = unsafe { receive_parts(buf, n, datatype, source, tag, comm) }?;
     let Some(pattern) = pattern else {
         return Ok(rt.engine().completed_null());
@@ -48,6 +50,8 @@ unsafe fn receive_parts(
     tag: c_int,
     comm: MPI_Comm,
 ) -> MpiResult<(runtime::RuntimeGuard, UserBuffer, Option<Pattern>)> {
+    // SAFETY: `buf` has room for `n` elements of `datatype` until the receive
+    // completes (this function's contract, `message_buffer`'s).
     let buf = unsafe { message_buffer(buf, n, datatype) }?;
     let rt = runtime::lock();
     let pattern = accepting(&rt, comm, source, tag)?;
@@ -63,6 +67,9 @@ pub unsafe fn irecv(
     comm: MPI_Comm,
     request: &mut MPI_Request,
 ) -> MpiResult {
+    // SAFETY: MPI_Irecv's contract: `buf` has room for `n` elements of
+    // `datatype` until the request completes, and the program does not touch it
+    // meanwhile.
     *request = unsafe { start_recv(buf, n, datatype, source, tag, comm) }?;
     Ok(())
 }
@@ -76,16 +83,25 @@ pub unsafe fn recv(
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> MpiResult {
+    // SAFETY: `status` is NULL (rejected), MPI_STATUS_IGNORE or valid for
+    // writing one status during this call (MPI's contract for MPI_Recv); `new`
+    // only classifies the address.
     let status_out = unsafe { StatusOut::new(status) }?;
+    // SAFETY: MPI_Recv's `buf` has room for `n` elements of `datatype` until it
+    // returns; every path below returns once the receive is complete, never
+    // started, or its lane disarmed (the engine then holds `buf` no more).
     let (mut rt, buf, pattern) = unsafe { receive_parts(buf, n, datatype, source, tag, comm) }?;
     let Some(pattern) = pattern else {
         drop(rt);
+        // SAFETY: `status_out` came from `StatusOut::new` on the caller's
+        // `status`, valid for writing one status during this call.
         unsafe { write_status(status_out, &proc_null_status()) };
         return Ok(());
     };
     // Without a request when it can (see core::p2p::receive_lane).
     let (engine, endpoints) = rt.engine_and_endpoints()?;
     let buf = match engine.arm_lane(endpoints, buf, pattern) {
+        // SAFETY: `status_out` came from `StatusOut::new` above.
         LaneStart::Received(st) => return unsafe { finish_receive(status_out, &st) },
         LaneStart::General(buf) => Some(buf),
         LaneStart::Armed => None,
@@ -99,6 +115,7 @@ pub unsafe fn recv(
             // The wait starts under this lock: the message may be there.
             let outcome = block_on_locked(rt, |rt| Ok(rt.engine().lane_outcome()));
             match outcome {
+                // SAFETY: `status_out` came from `StatusOut::new` above.
                 Ok(LaneOutcome::Received(st)) => return unsafe { finish_receive(status_out, &st) },
                 Ok(LaneOutcome::General(buf)) => buf,
                 Err(e) => {
@@ -113,5 +130,7 @@ pub unsafe fn recv(
         let (engine, endpoints) = rt.engine_and_endpoints()?;
         engine.irecv(endpoints, buf, pattern)
     };
+    // SAFETY: `status_out` came from `StatusOut::new` above; the wait keeps
+    // `buf` in use no longer than this call.
     unsafe { wait_receive(id, status_out) }
 }

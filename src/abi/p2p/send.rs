@@ -27,6 +27,8 @@ pub unsafe fn start_send(
     comm: MPI_Comm,
     mode: Mode,
 ) -> MpiResult<MPI_Request> {
+    // SAFETY: `buf` holds `n` elements of `datatype` until the send completes
+    // (this function's contract, `begin_send`'s).
     match unsafe { begin_send(buf, n, datatype, dest, tag, comm, mode, false) }? {
         SendStart::Pending(id) => Ok(id),
         SendStart::Finished => unreachable!("only a blocking send finishes at once"),
@@ -56,6 +58,8 @@ unsafe fn begin_send(
     mode: Mode,
     blocking: bool,
 ) -> MpiResult<SendStart> {
+    // SAFETY: `buf` holds `n` elements of `datatype` until the send completes
+    // (this function's contract, `message_buffer`'s).
     let buf = unsafe { message_buffer(buf, n, datatype) }?;
     let mut rt = runtime::lock();
     let Some(route) = Route::to(&rt, comm, dest)? else {
@@ -145,10 +149,15 @@ unsafe fn blocking_send(
     mode: Mode,
 ) -> MpiResult {
     if matches!(mode, Mode::Standard | Mode::Ready)
+        // SAFETY: a blocking send's `buf` holds `n` elements of `datatype`
+        // until it returns (MPI's contract); `send_contiguous_now` copies them
+        // out before returning.
         && unsafe { send_contiguous_now(buf, n, datatype, dest, tag, comm) }
     {
         return Ok(());
     }
+    // SAFETY: a blocking send's `buf` holds `n` elements of `datatype` until
+    // it returns (MPI's contract); a pending send is waited for before that.
     match unsafe { begin_send(buf, n, datatype, dest, tag, comm, mode, true) }? {
         SendStart::Finished => Ok(()),
         SendStart::Pending(id) => wait_request(id).map(|_| ()),
@@ -165,6 +174,8 @@ unsafe fn nonblocking_send(
     request: &mut MPI_Request,
     mode: Mode,
 ) -> MpiResult {
+    // SAFETY: MPI's contract for a nonblocking send: `buf` holds `n` elements
+    // of `datatype`, not modified by the program, until the request completes.
     *request = unsafe { start_send(buf, n, datatype, dest, tag, comm, mode) }?;
     Ok(())
 }
@@ -180,6 +191,9 @@ macro_rules! send_modes {
             tag: c_int,
             comm: MPI_Comm,
         ) -> MpiResult {
+            // SAFETY: this MPI send call's arguments, passed on unchanged:
+            // `buf` holds `n` elements of `datatype` until the call returns
+            // (MPI's contract).
             unsafe { blocking_send(buf, n, datatype, dest, tag, comm, $mode) }
         }
 
@@ -192,6 +206,9 @@ macro_rules! send_modes {
             comm: MPI_Comm,
             request: &mut MPI_Request,
         ) -> MpiResult {
+            // SAFETY: this MPI_I*send call's arguments, passed on unchanged:
+            // `buf` holds `n` elements of `datatype` until the request
+            // completes (MPI's contract).
             unsafe { nonblocking_send(buf, n, datatype, dest, tag, comm, request, $mode) }
         }
     )*};

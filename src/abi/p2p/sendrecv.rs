@@ -26,7 +26,11 @@ unsafe fn start_sendrecv(
     recvtag: c_int,
     comm: MPI_Comm,
 ) -> MpiResult<MPI_Request> {
+    // SAFETY: `sendbuf` holds `sendcount` elements of `sendtype` until the
+    // request completes (this function's contract, MPI's).
     let sendbuf = unsafe { message_buffer(sendbuf, sendcount, sendtype) }?;
+    // SAFETY: `recvbuf` has room for `recvcount` elements of `recvtype` until
+    // then, and MPI requires it not to overlap `sendbuf`.
     let recvbuf = unsafe { message_buffer(recvbuf, recvcount, recvtype) }?;
     let mut rt = runtime::lock();
     let route = Route::to(&rt, comm, dest)?;
@@ -54,6 +58,9 @@ unsafe fn start_sendrecv_replace(
     recvtag: c_int,
     comm: MPI_Comm,
 ) -> MpiResult<MPI_Request> {
+    // SAFETY: `buf` holds `n` elements of `datatype`, and is writable, until
+    // the request completes (this function's contract); the outgoing message is
+    // packed out of it before the reply can land.
     let user = unsafe { message_buffer(buf, n, datatype) }?;
     let mut rt = runtime::lock();
     let route = Route::to(&rt, comm, dest)?;
@@ -81,13 +88,19 @@ pub unsafe fn sendrecv(
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> MpiResult {
+    // SAFETY: `status` is NULL (rejected), MPI_STATUS_IGNORE or valid for
+    // writing one status during this call (MPI's contract for MPI_Sendrecv);
+    // `new` only classifies the address.
     let status_out = unsafe { StatusOut::new(status) }?;
+    // SAFETY: MPI_Sendrecv's buffers are valid until it returns, and
+    // `wait_receive` below waits for the request to complete.
     let id = unsafe {
         start_sendrecv(
             sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
             recvtag, comm,
         )
     }?;
+    // SAFETY: `status_out` came from `StatusOut::new` above.
     unsafe { wait_receive(id, status_out) }
 }
 
@@ -105,6 +118,8 @@ pub unsafe fn isendrecv(
     comm: MPI_Comm,
     request: &mut MPI_Request,
 ) -> MpiResult {
+    // SAFETY: MPI_Isendrecv's contract: both buffers stay valid, and untouched
+    // by the program, until the request completes.
     *request = unsafe {
         start_sendrecv(
             sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
@@ -125,9 +140,15 @@ pub unsafe fn sendrecv_replace(
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> MpiResult {
+    // SAFETY: `status` is NULL (rejected), MPI_STATUS_IGNORE or valid for
+    // writing one status during this call (MPI's contract for
+    // MPI_Sendrecv_replace); `new` only classifies the address.
     let status_out = unsafe { StatusOut::new(status) }?;
+    // SAFETY: MPI_Sendrecv_replace's `buf` is valid until it returns, and
+    // `wait_receive` below waits for the request to complete.
     let id =
         unsafe { start_sendrecv_replace(buf, n, datatype, dest, sendtag, source, recvtag, comm) }?;
+    // SAFETY: `status_out` came from `StatusOut::new` above.
     unsafe { wait_receive(id, status_out) }
 }
 
@@ -142,6 +163,8 @@ pub unsafe fn isendrecv_replace(
     comm: MPI_Comm,
     request: &mut MPI_Request,
 ) -> MpiResult {
+    // SAFETY: MPI_Isendrecv_replace's contract: `buf` stays valid, and
+    // untouched by the program, until the request completes.
     *request =
         unsafe { start_sendrecv_replace(buf, n, datatype, dest, sendtag, source, recvtag, comm) }?;
     Ok(())

@@ -207,9 +207,10 @@ pub fn copy_message(out: &mut [u8], src: &[u8]) {
 /// As `std::ptr::copy_nonoverlapping`.
 #[inline(always)]
 unsafe fn copy_bytes(src: *const u8, dst: *mut u8, n: usize) {
-    // SAFETY (all arms): the caller's contract covers [src, src + n) and
-    // [dst, dst + n); each access lies inside them (the two words of a
-    // range overlap when n is below twice their size).
+    // SAFETY: in every arm, the caller's contract covers [src, src + n)
+    // and [dst, dst + n) and excludes their overlap; each access lies
+    // inside them (the two words of a range overlap when n is below twice
+    // their size, and n >= 8 or n >= 4 in those arms keeps `add` in range).
     unsafe {
         match n {
             8..=16 => {

@@ -44,8 +44,9 @@ impl Poller {
         // SAFETY: epoll_create1 takes no pointers; a valid fd it returns is
         // owned by nobody else.
         let fd = check(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) })?;
-        // SAFETY: `fd` was just returned by epoll_create1 and is open.
         Ok(Poller {
+            // SAFETY: `fd` was just returned by epoll_create1 (checked not
+            // -1), is open, and nothing else owns or closes it.
             epoll: unsafe { OwnedFd::from_raw_fd(fd) },
         })
     }
