@@ -315,32 +315,46 @@ fn exports(functions: &[Function]) -> Vec<Export<'_>> {
 }
 
 /// Which object's error handler an error in this function goes to: the
-/// first communicator, window, file or session argument.
+/// first communicator, window, file or session argument, or the one whose
+/// address a freeing call takes (`MPI_Comm_free(&comm)`: read before the
+/// call). Returns the statement that computes `scope`.
 fn error_scope(f: &Function) -> String {
     let ty = |p: &Param| match &p.kind {
         Kind::Plain(t) => t.clone(),
+        Kind::Out(inner) => match &**inner {
+            Kind::Plain(t) => format!("*mut {t}"),
+            _ => String::new(),
+        },
         _ => String::new(),
     };
+    let scope = |expr: String| format!("let scope = {expr};\n    ");
     // MPI_Session_init's errors go to the handler it is given.
     if let Some(p) = f.params.iter().find(|p| ty(p) == "MPI_Errhandler") {
         if f.name == "MPI_Session_init" {
-            return format!("Scope::Handler({})", p.name);
+            return scope(format!("Scope::Handler({})", p.name));
         }
     }
     for p in &f.params {
-        let scope = match ty(p).as_str() {
-            "MPI_Comm" => "Comm",
-            "MPI_Win" => "Win",
-            "MPI_File" => "File",
-            "MPI_Session" => "Session",
-            "*mut MPI_Comm" if p.name == "comm" => "CommPtr",
-            "*mut MPI_Session" if p.name == "session" => "SessionPtr",
-            "*mut MPI_Win" if p.name == "win" => "WinPtr",
+        let name = &p.name;
+        let at = |object: &str, reader: &str| {
+            format!(
+                "// SAFETY: `{name}` is the caller's `{object} *`, valid or NULL as MPI\n    \
+                 // requires; it is read now, before the call.\n    \
+                 let scope = unsafe {{ Scope::{reader}({name}) }};\n    "
+            )
+        };
+        return match ty(p).as_str() {
+            "MPI_Comm" => scope(format!("Scope::Comm({name})")),
+            "MPI_Win" => scope(format!("Scope::Win({name})")),
+            "MPI_File" => scope(format!("Scope::File({name})")),
+            "MPI_Session" => scope(format!("Scope::Session({name})")),
+            "*mut MPI_Comm" if name == "comm" => at("MPI_Comm", "comm_at"),
+            "*mut MPI_Session" if name == "session" => at("MPI_Session", "session_at"),
+            "*mut MPI_Win" if name == "win" => at("MPI_Win", "win_at"),
             _ => continue,
         };
-        return format!("Scope::{scope}({})", p.name);
     }
-    "Scope::Default".to_string()
+    scope("Scope::Default".to_string())
 }
 
 fn generate_entry_points(functions: &[Function]) -> String {
@@ -394,7 +408,7 @@ fn generate_entry_points(functions: &[Function]) -> String {
             (Some(path), true) => {
                 implemented.push(name.clone());
                 format!(
-                    "boundary::run({}, \"{name}\", || {})",
+                    "{}boundary::run(scope, \"{name}\", || {})",
                     error_scope(f),
                     call(path)
                 )
@@ -409,7 +423,10 @@ fn generate_entry_points(functions: &[Function]) -> String {
             }
             (None, true) => {
                 missing.push(name.clone());
-                format!("boundary::not_implemented({}, \"{name}\")", error_scope(f))
+                format!(
+                    "{}boundary::not_implemented(scope, \"{name}\")",
+                    error_scope(f)
+                )
             }
             (None, false) => {
                 missing.push(name.clone());

@@ -1,7 +1,8 @@
 /* Error handling: MPI_ERRORS_RETURN, user handlers (called with the right
  * communicator and code, kept alive while attached after
  * MPI_Errhandler_free), MPI_Comm_call_errhandler, error classes and
- * strings, user-defined classes, codes and strings. */
+ * strings, user-defined classes, codes and strings; errors of the calls
+ * that take a handle's address (MPI_Comm_free) go to that object. */
 #include "mpitest.h"
 
 static int calls = 0, last_code = 0;
@@ -11,6 +12,11 @@ static void handler(MPI_Comm *comm, int *code, ...) {
     calls++;
     last_comm = *comm;
     last_code = *code;
+}
+
+static int failing_delete(MPI_Comm comm, int keyval, void *value, void *extra) {
+    (void)comm; (void)keyval; (void)value; (void)extra;
+    return MPI_ERR_OTHER;
 }
 
 int main(int argc, char **argv) {
@@ -59,6 +65,24 @@ int main(int argc, char **argv) {
     MPI_Comm_call_errhandler(MPI_COMM_SELF, MPI_ERR_OTHER);
     CHECK(calls == 3 && last_code == MPI_ERR_OTHER, "call_errhandler: calls %d code %d", calls, last_code);
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+
+    /* MPI_Comm_free's error (a delete callback that fails) goes to the
+     * communicator's own handler, not to the default one. */
+    MPI_Comm dup;
+    int keyval;
+    MPI_Comm_dup(MPI_COMM_SELF, &dup);
+    MPI_Comm_create_errhandler(handler, &mine);
+    MPI_Comm_set_errhandler(dup, mine);
+    MPI_Errhandler_free(&mine);
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, failing_delete, &keyval, NULL);
+    MPI_Comm_set_attr(dup, keyval, NULL);
+    int before = calls;
+    MPI_Comm freed = dup;
+    rc = MPI_Comm_free(&freed);
+    CHECK(rc != MPI_SUCCESS && calls == before + 1 && last_comm == dup,
+          "MPI_Comm_free's error: rc %d, handler calls %d (before %d), comm %#x (dup %#x)", rc, calls, before,
+          (unsigned)last_comm, (unsigned)dup);
+    MPI_Comm_free_keyval(&keyval);
 
     /* A freed handler handle is no longer valid. */
     CHECK_CLASS(MPI_Comm_set_errhandler(MPI_COMM_WORLD, mine), MPI_ERR_ARG);

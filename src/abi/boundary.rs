@@ -22,15 +22,42 @@ pub enum Scope {
     /// Not tied to an object (see [`default_handler`]).
     Default,
     Comm(MPI_Comm),
-    /// A `MPI_Comm *` argument (`MPI_Comm_free`); read before the call.
-    CommPtr(*mut MPI_Comm),
     Win(MPI_Win),
-    WinPtr(*mut MPI_Win),
     File(MPI_File),
     Session(MPI_Session),
-    SessionPtr(*mut MPI_Session),
     /// An error handler given as an argument (`MPI_Session_init`).
     Handler(MPI_Errhandler),
+}
+
+impl Scope {
+    /// The scope of the communicator at `p` (`MPI_Comm_free(&comm)`), read
+    /// now, before the call that may free it; the default scope for NULL.
+    ///
+    /// # Safety
+    /// `p` must be NULL or valid for reads.
+    pub unsafe fn comm_at(p: *const MPI_Comm) -> Scope {
+        // SAFETY: the caller's contract: NULL (`as_ref` gives `None`) or
+        // valid for reads.
+        unsafe { p.as_ref() }.map_or(Scope::Default, |&c| Scope::Comm(c))
+    }
+
+    /// As [`Scope::comm_at`] for a session (`MPI_Session_finalize`).
+    ///
+    /// # Safety
+    /// `p` must be NULL or valid for reads.
+    pub unsafe fn session_at(p: *const MPI_Session) -> Scope {
+        // SAFETY: as in `comm_at`.
+        unsafe { p.as_ref() }.map_or(Scope::Default, |&h| Scope::Session(h))
+    }
+
+    /// As [`Scope::comm_at`] for a window (`MPI_Win_free`).
+    ///
+    /// # Safety
+    /// `p` must be NULL or valid for reads.
+    pub unsafe fn win_at(p: *const MPI_Win) -> Scope {
+        // SAFETY: as in `comm_at`.
+        unsafe { p.as_ref() }.map_or(Scope::Default, |&w| Scope::Win(w))
+    }
 }
 
 /// A scope with pointer arguments already read. Windows and files have no
@@ -48,22 +75,9 @@ impl Scope {
         match self {
             Scope::Default => Target::Default,
             Scope::Comm(c) => Target::Comm(c),
-            Scope::CommPtr(p) => {
-                // SAFETY: only the generated entry points make this variant,
-                // from their `MPI_Comm *` argument, which MPI requires valid
-                // for the call; it is read here, before the call runs, and
-                // `as_ref` turns NULL into the default scope.
-                unsafe { p.as_ref() }.map_or(Target::Default, |c| Target::Comm(*c))
-            }
             Scope::Session(h) => Target::Session(h),
-            Scope::SessionPtr(p) => {
-                // SAFETY: as for `CommPtr`: made only by the entry points
-                // from their `MPI_Session *` argument, valid per MPI or NULL,
-                // and read here before the call runs.
-                unsafe { p.as_ref() }.map_or(Target::Default, |h| Target::Session(*h))
-            }
             Scope::Handler(h) => Target::Handler(h),
-            Scope::Win(_) | Scope::WinPtr(_) | Scope::File(_) => Target::Default,
+            Scope::Win(_) | Scope::File(_) => Target::Default,
         }
     }
 }

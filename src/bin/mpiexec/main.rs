@@ -11,6 +11,7 @@
 //! process starts, and is reported as one `mpiexec: ...` line; once ranks
 //! run, mpiexec exits only after all of them ended and every local process
 //! it started was reaped.
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 mod connection;
 mod environment;
