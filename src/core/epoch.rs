@@ -55,6 +55,8 @@ pub struct Epoch(u64);
 const CONTEXT_EPOCH_SHIFT: u32 = 40;
 
 impl Epoch {
+    /// Before the first epoch: no epoch has started yet.
+    const NONE: Epoch = Epoch(0);
     /// The first epoch of a process.
     pub const FIRST: Epoch = Epoch(1);
 
@@ -112,25 +114,35 @@ pub struct Instance {
 /// The process's epochs: the latest one's number, its state while it is
 /// live, and (with `MPIR_CVAR_FINALIZE_ATEXIT`) the transports kept from
 /// the last one for the next.
-#[derive(Default)]
 pub struct Epochs {
-    /// The latest epoch started (`None` before the first).
-    latest: Option<Epoch>,
+    /// The latest epoch started (`Epoch::NONE` before the first); the live
+    /// one, if any.
+    latest: Epoch,
     live: Option<Instance>,
     retained: Option<Endpoints>,
+}
+
+impl Default for Epochs {
+    fn default() -> Epochs {
+        Epochs {
+            latest: Epoch::NONE,
+            live: None,
+            retained: None,
+        }
+    }
 }
 
 impl Epochs {
     /// The live epoch.
     pub fn current(&self) -> Option<Epoch> {
-        self.live.as_ref().and(self.latest)
+        self.live.as_ref().map(|_| self.latest)
     }
 
     /// The live epoch and its state.
-    #[inline]
+    #[inline(always)]
     pub fn live(&mut self) -> Option<(Epoch, &mut Instance)> {
-        let instance = self.live.as_mut()?;
-        Some((self.latest?, instance))
+        let latest = self.latest;
+        self.live.as_mut().map(|instance| (latest, instance))
     }
 
     /// A new user of the instance (the world model or a session): starts
@@ -140,10 +152,10 @@ impl Epochs {
             instance.users += 1;
             return Ok(epoch);
         }
-        let epoch = self.latest.map_or(Epoch::FIRST, Epoch::next);
+        let epoch = self.latest.next();
         let endpoints = self.open_endpoints(process, epoch)?;
         log::debug!("epoch {epoch} begins");
-        self.latest = Some(epoch);
+        self.latest = epoch;
         self.live = Some(Instance {
             users: 1,
             endpoints,
@@ -167,10 +179,7 @@ impl Epochs {
         let Some(instance) = self.live.take() else {
             return;
         };
-        log::debug!(
-            "epoch {} ends",
-            self.latest.expect("a live epoch has a number")
-        );
+        log::debug!("epoch {} ends", self.latest);
         if crate::config::get().finalize_atexit {
             self.retained = Some(instance.endpoints);
         }
@@ -179,7 +188,7 @@ impl Epochs {
     /// Process exit: whatever is live or kept is released.
     pub fn abandon(&mut self) {
         if self.live.take().is_some() {
-            log::debug!("process exits with epoch {:?} open", self.latest);
+            log::debug!("process exits with epoch {} open", self.latest);
         }
         self.retained = None;
     }

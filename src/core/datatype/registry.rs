@@ -140,7 +140,7 @@ impl From<Arc<Datatype>> for TypeRef {
 }
 
 /// As [`lookup_committed`], without touching a predefined type's count.
-#[inline]
+#[inline(always)]
 pub fn lookup_for_message(h: MPI_Datatype) -> MpiResult<TypeRef> {
     match predefined(h) {
         Some(t) => Ok(TypeRef::Predefined(t)),
