@@ -48,15 +48,38 @@ impl StatusOut {
     }
 }
 
-/// Writes `status` unless ignored.
+/// Writes `status` unless ignored: every field but `MPI_ERROR`, which a
+/// call leaves as the program set it unless it returns `MPI_ERR_IN_STATUS`
+/// (MPI 4.1, section 3.2.5: single-completion calls report their error as
+/// their return code; see [`write_status_with_error`]).
 ///
 /// # Safety
-/// A `StatusOut::To` pointer must be valid for writes.
+/// A `StatusOut::To` pointer must be valid for reads and writes.
 pub unsafe fn write_status(out: StatusOut, status: &MPI_Status) {
     if let StatusOut::To(p) = out {
         // SAFETY: checked non-NULL and not the ignore marker; valid per the
         // caller's contract.
-        unsafe { *p = *status };
+        unsafe {
+            let error = (*p).MPI_ERROR;
+            *p = *status;
+            (*p).MPI_ERROR = error;
+        }
+    }
+}
+
+/// Writes `status` with `error` in its `MPI_ERROR` field: a
+/// multiple-completion call (`MPI_Waitall`, `MPI_Testsome`...) that
+/// returns `MPI_ERR_IN_STATUS` says there which request failed and how.
+///
+/// # Safety
+/// As for [`write_status`].
+pub unsafe fn write_status_with_error(out: StatusOut, status: &MPI_Status, error: c_int) {
+    if let StatusOut::To(p) = out {
+        // SAFETY: as in `write_status`.
+        unsafe {
+            *p = *status;
+            (*p).MPI_ERROR = error;
+        }
     }
 }
 

@@ -16,7 +16,7 @@ use std::os::raw::c_int;
 
 use crate::abi::args::out;
 use crate::abi::p2p::status_error;
-use crate::abi::status::{empty_status, write_status, StatusOut};
+use crate::abi::status::{empty_status, write_status, write_status_with_error, StatusOut};
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::p2p::engine::{RequestState, Taken};
 use crate::core::p2p::generalized::Generalized;
@@ -95,6 +95,15 @@ impl Finished {
 
     fn failed(&self) -> bool {
         self.error.is_some() || self.status.MPI_ERROR != MPI_SUCCESS
+    }
+
+    /// What `MPI_ERROR` says of it when a multiple-completion call returns
+    /// `MPI_ERR_IN_STATUS`.
+    fn error_code(&self) -> c_int {
+        match &self.error {
+            Some(e) => e.class,
+            None => self.status.MPI_ERROR,
+        }
     }
 
     /// Clears the handle unless it stays valid.
@@ -274,15 +283,23 @@ unsafe fn finish_all(
     slots: Vec<Slot>,
     statuses: *mut MPI_Status,
 ) -> MpiResult {
-    let mut failed = false;
-    for (i, slot) in slots.into_iter().enumerate() {
-        let finished = Finished::of_slot(slot);
-        finished.release(&mut handles[i]);
-        failed |= finished.failed();
+    let finished: Vec<Finished> = slots.into_iter().map(Finished::of_slot).collect();
+    let failed = finished.iter().any(Finished::failed);
+    for (i, f) in finished.iter().enumerate() {
+        f.release(&mut handles[i]);
         // SAFETY: `i < handles.len()`, the number of entries `statuses` has
         // (this function's contract), so entry `i` is in the array or it is
         // MPI_STATUSES_IGNORE.
-        unsafe { write_status(StatusOut::nth(statuses, i)?, &finished.status) };
+        let out = unsafe { StatusOut::nth(statuses, i) }?;
+        // SAFETY: `out` is entry `i` of the caller's array or the ignore
+        // marker, valid for this call.
+        unsafe {
+            if failed {
+                write_status_with_error(out, &f.status, f.error_code());
+            } else {
+                write_status(out, &f.status);
+            }
+        }
     }
     if failed {
         return Err(in_status_error());
@@ -510,17 +527,24 @@ unsafe fn some_call(
         Some(Some(done)) => done,
     };
     *outcount = done.len() as c_int;
-    let mut failed = false;
-    for (k, (i, taken)) in done.into_iter().enumerate() {
-        let finished = Finished::of(taken);
-        finished.release(&mut handles[i]);
-        failed |= finished.failed();
+    let finished: Vec<(usize, Finished)> = done
+        .into_iter()
+        .map(|(i, taken)| (i, Finished::of(taken)))
+        .collect();
+    let failed = finished.iter().any(|(_, f)| f.failed());
+    for (k, (i, f)) in finished.iter().enumerate() {
+        f.release(&mut handles[*i]);
         // SAFETY: `k < done.len() <= incount`; `indices` is not NULL (checked
         // above, as `done` is not empty) and has room for `incount` entries,
         // `statuses` (checked above) too, per MPI's contract.
         unsafe {
-            *indices.add(k) = i as c_int;
-            write_status(StatusOut::nth(statuses, k)?, &finished.status);
+            *indices.add(k) = *i as c_int;
+            let out = StatusOut::nth(statuses, k)?;
+            if failed {
+                write_status_with_error(out, &f.status, f.error_code());
+            } else {
+                write_status(out, &f.status);
+            }
         }
     }
     if failed {
