@@ -52,9 +52,12 @@ const YIELDS: u32 = 512;
 const NAP: Duration = Duration::from_millis(1);
 
 /// Sleeps until a shared-memory sender rings this process's doorbell (or
-/// `NAP` passes), after a last look under the lock.
+/// `NAP` passes), after a last look under the lock; with
+/// `wake_on_progress`, that last look ends the wait when it moved any frame
+/// (for a caller that tests its condition outside the lock).
 fn sleep_until_rung<T>(
     poll: &mut impl FnMut(&mut Runtime) -> MpiResult<Option<T>>,
+    wake_on_progress: bool,
 ) -> MpiResult<Option<T>> {
     let (bell, tcp_fd) = {
         let mut rt = runtime::lock();
@@ -67,9 +70,12 @@ fn sleep_until_rung<T>(
         // ready (or briefly).
         {
             let mut rt = runtime::lock();
-            rt.progress_before_sleep();
+            let moved = rt.progress_before_sleep();
             if let Some(value) = poll(&mut rt)? {
                 return Ok(Some(value));
+            }
+            if moved && wake_on_progress {
+                return Ok(None);
             }
         }
         match tcp_fd {
@@ -81,16 +87,25 @@ fn sleep_until_rung<T>(
     let ticket = bell.prepare_sleep();
     {
         let mut rt = runtime::lock();
-        rt.progress_before_sleep();
+        let moved = rt.progress_before_sleep();
         if let Some(value) = poll(&mut rt)? {
             return Ok(Some(value));
         }
-        if rt.has_pending_arrivals() {
+        if rt.has_pending_arrivals() || (moved && wake_on_progress) {
             return Ok(None);
         }
     }
     ticket.wait(NAP);
     Ok(None)
+}
+
+/// For a wait whose condition is tested outside the runtime lock (a
+/// blocking collective's algorithm, see `collective::executor::block`)
+/// that has spun and yielded long enough: sleeps as [`block_on`] does,
+/// until a frame arrives or a short while passes, unless a last progress
+/// moves a frame (the caller then tests its condition again at once).
+pub fn nap() -> MpiResult {
+    sleep_until_rung(&mut |_: &mut Runtime| Ok(None::<()>), true).map(|_| ())
 }
 
 /// Looks at the shared-memory rings this many times, under the lock,
@@ -153,7 +168,7 @@ pub fn block_on_locked<T>(
         // seeing the message: the median 8-byte latency dropped by about
         // 7% without it).
         if tries >= spins.saturating_add(YIELDS) {
-            if let Some(value) = sleep_until_rung(&mut poll)? {
+            if let Some(value) = sleep_until_rung(&mut poll, false)? {
                 return Ok(value);
             }
         } else if tries >= spins {

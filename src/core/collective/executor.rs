@@ -3,7 +3,8 @@
 //! nonblocking form:
 //!
 //! - [`block`] drives it on the caller's thread: poll, then make progress
-//!   (spinning a little, then yielding), until it is done;
+//!   (spinning a little, then yielding, then sleeping until a frame comes,
+//!   as every blocking call does), until it is done;
 //! - [`start`] makes it a request that `MPI_Wait`/`MPI_Test` and friends
 //!   complete. The algorithm is polled once at once (so its first messages
 //!   leave during the call), then joins the pending collectives, which
@@ -41,12 +42,20 @@ use crate::mpi_abi::types::{MPI_Request, MPI_Status};
 
 /// Polls before a waiting loop starts yielding the CPU.
 const SPINS: u32 = 64;
-/// Idle polls after which the worker sleeps between polls (a waiting
-/// thread drives the collectives itself meanwhile).
+/// Idle polls after which the worker sleeps [`WORKER_NAP`] between polls (a
+/// waiting thread drives the collectives itself meanwhile, and sleeps on
+/// the doorbell). The worker never sleeps on the epoch's doorbell: the end
+/// of the epoch unmaps it while the worker may still be around.
 const WORKER_YIELDS: u32 = 512;
-const WORKER_NAP: Duration = Duration::from_micros(50);
+const WORKER_NAP: Duration = Duration::from_millis(1);
 /// How long the worker waits for new collectives before it ends.
 pub const LINGER: Duration = Duration::from_millis(50);
+
+/// Idle rounds of a blocking collective after which it sleeps between
+/// rounds (until a frame comes, at most a millisecond: see
+/// `progress::nap`) instead of yielding: a rank that waits long in a
+/// barrier costs almost no CPU.
+const BLOCK_YIELDS: u32 = 512;
 
 /// Runs a collective algorithm to its end on this thread.
 pub fn block<T>(algorithm: impl Future<Output = MpiResult<T>>) -> MpiResult<T> {
@@ -65,8 +74,10 @@ pub fn block<T>(algorithm: impl Future<Output = MpiResult<T>>) -> MpiResult<T> {
         } else {
             if idle < SPINS {
                 std::hint::spin_loop();
-            } else {
+            } else if idle < SPINS + BLOCK_YIELDS {
                 std::thread::yield_now();
+            } else {
+                crate::core::progress::nap()?;
             }
             idle = idle.saturating_add(1);
         }
