@@ -13,6 +13,9 @@
 //! it started was reaped.
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+#[macro_use]
+mod report;
+
 mod connection;
 mod environment;
 mod hosts;
@@ -48,16 +51,16 @@ fn main() {
     let env_timeout = std::env::var_os("MPIEXEC_TIMEOUT");
     let code = match options::parse(&args, env_timeout.as_deref()) {
         Ok(Invocation::Help) => {
-            print!("{USAGE}");
+            say_out!("{USAGE}");
             0
         }
         Ok(Invocation::Version) => {
-            println!("mpiexec (oxmpi) {}", env!("CARGO_PKG_VERSION"));
+            say_out!("mpiexec (oxmpi) {}\n", env!("CARGO_PKG_VERSION"));
             0
         }
         Ok(Invocation::Run(launch)) => run(*launch),
         Err(e) => {
-            eprintln!("mpiexec: {e}");
+            say!("mpiexec: {e}");
             2
         }
     };
@@ -70,7 +73,7 @@ fn run(launch: LaunchOptions) -> i32 {
     let cwd = match std::env::current_dir() {
         Ok(dir) => dir,
         Err(e) => {
-            eprintln!("mpiexec: cannot determine the current directory: {e}");
+            say!("mpiexec: cannot determine the current directory: {e}");
             return 1;
         }
     };
@@ -78,7 +81,7 @@ fn run(launch: LaunchOptions) -> i32 {
         Some(dir) => {
             let dir = cwd.join(dir);
             if !dir.is_dir() {
-                eprintln!(
+                say!(
                     "mpiexec: working directory '{}' does not exist",
                     dir.display()
                 );
@@ -94,14 +97,14 @@ fn run(launch: LaunchOptions) -> i32 {
         match program::resolve(&launch.program, &workdir, environment::lookup(&env, "PATH")) {
             Ok(p) => p,
             Err(e) => {
-                eprintln!("mpiexec: {e}");
+                say!("mpiexec: {e}");
                 return e.exit_code();
             }
         };
     let placement = match place_ranks(&launch, &cwd) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("mpiexec: {e}");
+            say!("mpiexec: {e}");
             return 2;
         }
     };
@@ -117,7 +120,7 @@ fn run(launch: LaunchOptions) -> i32 {
         match remote_launch(&launch, &placement) {
             Ok(r) => Some(r),
             Err(e) => {
-                eprintln!("mpiexec: {e}");
+                say!("mpiexec: {e}");
                 return 2;
             }
         }
@@ -125,7 +128,7 @@ fn run(launch: LaunchOptions) -> i32 {
     let secret = match net::new_secret() {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("mpiexec: cannot make the job secret: {e}");
+            say!("mpiexec: cannot make the job secret: {e}");
             return 1;
         }
     };

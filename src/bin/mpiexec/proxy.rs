@@ -173,7 +173,7 @@ pub fn run() -> i32 {
     match serve() {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("mpiexec --proxy: {e}");
+            say!("mpiexec --proxy: {e}");
             2
         }
     }

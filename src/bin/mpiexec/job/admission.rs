@@ -96,7 +96,7 @@ impl Job {
                     // A wrong or missing secret from something that speaks
                     // our protocol is worth a line: a rank refused here
                     // fails to start.
-                    Some(line) => eprintln!("{line}"),
+                    Some(line) => say!("{line}"),
                     None => log::debug!("dropped a connection from {peer}: {refusal}"),
                 }
                 return;

@@ -105,7 +105,7 @@ impl Job {
             return;
         }
         if let Some(line) = ending.message() {
-            eprintln!("{line}");
+            say!("{line}");
         }
         let (signal, grace) = first_signal(&ending);
         self.ending = Some(ending);

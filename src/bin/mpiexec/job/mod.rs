@@ -124,14 +124,14 @@ pub fn run(spec: JobSpec, timeout_secs: Option<u64>) -> i32 {
     let listeners = match open_listeners(&spec) {
         Ok(l) => l,
         Err(e) => {
-            eprintln!("mpiexec: {e}");
+            say!("mpiexec: {e}");
             return 2;
         }
     };
     let signals = match SignalPipe::install() {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("mpiexec: cannot set up signal handling: {e}");
+            say!("mpiexec: cannot set up signal handling: {e}");
             return 1;
         }
     };
