@@ -29,6 +29,12 @@ int main(int argc, char **argv) {
     const char *pmi_rank = getenv("PMI_RANK");
     if (pmi_rank)
         CHECK(rank == atoi(pmi_rank), "rank %d but PMI_RANK %s", rank, pmi_rank);
+    /* oxmpi's mpiexec names the process that started the rank (the one
+     * tracer a rank admits under Yama ptrace_scope=1). */
+    const char *launcher = getenv("OXMPI_LAUNCHER_PID");
+    if (getenv("OXMPI_JOBID"))
+        CHECK(launcher && atoi(launcher) == (int)getppid(), "OXMPI_LAUNCHER_PID %s, parent %d",
+              launcher ? launcher : "(unset)", (int)getppid());
     int srank = -1, ssize = -1;
     MPI_Comm_rank(MPI_COMM_SELF, &srank);
     MPI_Comm_size(MPI_COMM_SELF, &ssize);

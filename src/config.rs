@@ -48,6 +48,10 @@ pub struct Config {
     /// `OXMPI_JOB_SECRET` (set by oxmpi's mpiexec): authenticates this
     /// process's PMI and TCP connections.
     pub job_secret: Option<JobSecret>,
+    /// `OXMPI_LAUNCHER_PID` (set by oxmpi's mpiexec and its proxies): the
+    /// process that started this rank, whose descendants are this node's
+    /// ranks of the job.
+    pub launcher_pid: Option<i32>,
 }
 
 /// The job's secret; never printed.
@@ -157,6 +161,10 @@ impl Config {
                 .ok()
                 .filter(|s| !s.is_empty())
                 .map(JobSecret),
+            launcher_pid: std::env::var("OXMPI_LAUNCHER_PID")
+                .ok()
+                .and_then(|v| v.trim().parse().ok())
+                .filter(|&pid: &i32| pid > 0),
         }
     }
 }

@@ -72,8 +72,10 @@ impl Process {
             .unwrap_or(placement.size)
             .max(local_index + 1);
         if crate::config::get().shm_single_copy {
-            if let Err(e) = crate::transport::shm::single_copy::allow_peers_to_read() {
-                log::debug!("single copy between processes unavailable: {e}");
+            let launcher = crate::config::get().launcher_pid;
+            match crate::transport::shm::single_copy::allow_peers_to_read(launcher) {
+                Ok(rights) => log::debug!("memory readable by peers: {rights:?}"),
+                Err(e) => log::debug!("single copy between processes unavailable: {e}"),
             }
         }
         let shared = match pmi.as_mut() {

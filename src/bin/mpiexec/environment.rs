@@ -4,7 +4,7 @@
 //!
 //! Invariant: the job variables (`PMI_FD` or `PMI_PORT`/`PMI_ID`,
 //! `PMI_RANK`, `PMI_SIZE`, `MPI_LOCALNRANKS`, `MPI_LOCALRANKID`,
-//! `OXMPI_JOBID`, `OXMPI_JOB_SECRET`) are always mpiexec's, whatever was
+//! `OXMPI_JOBID`, `OXMPI_JOB_SECRET`, `OXMPI_LAUNCHER_PID`) are always mpiexec's, whatever was
 //! inherited or given with `-env`, and an inherited `PMI_PORT` or `PMI_ID`
 //! (from an outer launcher) never reaches a rank, so a rank talks to this
 //! mpiexec only.
@@ -14,7 +14,7 @@ use std::ffi::{OsStr, OsString};
 use crate::options::EnvInheritance;
 
 /// The variables set per rank; never inherited or overridden.
-const JOB_VARS: [&str; 9] = [
+const JOB_VARS: [&str; 10] = [
     "PMI_FD",
     "PMI_PORT",
     "PMI_ID",
@@ -24,6 +24,7 @@ const JOB_VARS: [&str; 9] = [
     "MPI_LOCALRANKID",
     "OXMPI_JOBID",
     "OXMPI_JOB_SECRET",
+    "OXMPI_LAUNCHER_PID",
 ];
 
 /// How a rank reaches the PMI server.

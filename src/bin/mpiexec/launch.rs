@@ -136,7 +136,10 @@ pub struct TiedProcess<'a> {
 }
 
 /// Starts `p` with `PR_SET_PDEATHSIG(SIGKILL)` towards the caller, and
-/// returns its pid (the caller reaps it with `waitpid`).
+/// returns its pid (the caller reaps it with `waitpid`). The process also
+/// gets `OXMPI_LAUNCHER_PID`, the caller's pid: the ranks of a node are its
+/// descendants, and a rank names it as the one process (with its
+/// descendants) that may read its memory under Yama `ptrace_scope=1`.
 pub fn spawn_tied(p: TiedProcess<'_>) -> io::Result<libc::pid_t> {
     let mut command = Command::new(p.program);
     command
@@ -144,6 +147,7 @@ pub fn spawn_tied(p: TiedProcess<'_>) -> io::Result<libc::pid_t> {
         .args(p.args)
         .env_clear()
         .envs(p.env.iter().map(|(k, v)| (k, v)))
+        .env("OXMPI_LAUNCHER_PID", std::process::id().to_string())
         .current_dir(p.workdir)
         .process_group(p.pgid.unwrap_or(0))
         .stdin(p.stdin.stdio())

@@ -5,32 +5,69 @@
 //! Whether the kernel allows it depends on the pair: reading another process
 //! needs ptrace-attach rights over it. Same-user processes have them, except
 //! under Yama `ptrace_scope=1` (common on desktops), which only lets a process
-//! trace its descendants, so sibling ranks get `EPERM`. A rank lifts that by
-//! calling [`allow_peers_to_read`] at init; [`probe`] then tells, per peer,
+//! trace its descendants, so sibling ranks get `EPERM`. A rank lifts that for
+//! its launcher's descendants only (the job's ranks of the node) by calling
+//! [`allow_peers_to_read`] at init; [`probe`] then tells, per peer,
 //! whether single copy works, and the transport falls back to the pipelined
 //! copy through cells when it does not.
 
 use std::io;
 
-/// Lets any process of the same user read this process's memory, despite
-/// Yama `ptrace_scope=1` (`prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY)`).
-/// Succeeds, doing nothing, on kernels without Yama. Under `ptrace_scope` 2
-/// or 3 it still succeeds but does not help: [`probe`] will say no.
-///
-/// This widens who may ptrace the process to every process of the same user;
-/// call it only when single copy is wanted.
-pub fn allow_peers_to_read() -> io::Result<()> {
-    // SAFETY: prctl with PR_SET_PTRACER takes integer arguments only.
-    let rc = unsafe { libc::prctl(libc::PR_SET_PTRACER, libc::PR_SET_PTRACER_ANY, 0, 0, 0) };
-    if rc == 0 {
-        return Ok(());
+/// What the kernel's Yama module needs before this process's peers may read
+/// its memory with `process_vm_readv` (which asks for ptrace rights).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadRights {
+    /// No Yama, or `ptrace_scope=0`: processes of the same user may, as
+    /// always; nothing to do.
+    Classic,
+    /// `ptrace_scope=1`: only a declared tracer (and its descendants) may:
+    /// declare `tracer`, the process that started this node's ranks, so
+    /// only the job's own processes gain the right.
+    DeclareTracer(libc::pid_t),
+    /// `ptrace_scope` 2 or 3: no peer may; single copy is refused by
+    /// [`probe`] and messages take the rings.
+    Refused,
+}
+
+/// The Yama setting (`/proc/sys/kernel/yama/ptrace_scope`), if Yama is there.
+fn yama_ptrace_scope() -> Option<u32> {
+    std::fs::read_to_string("/proc/sys/kernel/yama/ptrace_scope")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// What to do for `ptrace_scope` (`None`: no Yama) when the ranks of this
+/// node descend from `launcher`.
+pub fn read_rights(ptrace_scope: Option<u32>, launcher: libc::pid_t) -> ReadRights {
+    match ptrace_scope {
+        None | Some(0) => ReadRights::Classic,
+        Some(1) => ReadRights::DeclareTracer(launcher),
+        Some(_) => ReadRights::Refused,
     }
-    let err = io::Error::last_os_error();
-    if err.raw_os_error() == Some(libc::EINVAL) {
-        Ok(()) // No Yama: nothing to lift.
-    } else {
-        Err(err)
+}
+
+/// Lets this node's other ranks of the job read this process's memory, and
+/// nobody else beyond what the system allows anyway: under Yama
+/// `ptrace_scope=1`, declares `launcher` (the process that started the
+/// node's ranks: oxmpi's mpiexec or its proxy; by default this process's
+/// parent, which is Hydra's proxy under Hydra) as the tracer with
+/// `PR_SET_PTRACER`, which admits it and its descendants only; with no Yama
+/// or `ptrace_scope=0` it does nothing (same-user processes may read, as
+/// always); under 2 or 3 nothing helps and [`probe`] will say no.
+pub fn allow_peers_to_read(launcher: Option<libc::pid_t>) -> io::Result<ReadRights> {
+    // SAFETY: getppid has no preconditions and cannot fail.
+    let launcher = launcher.unwrap_or_else(|| unsafe { libc::getppid() });
+    let rights = read_rights(yama_ptrace_scope(), launcher);
+    if let ReadRights::DeclareTracer(tracer) = rights {
+        // SAFETY: prctl with PR_SET_PTRACER takes integer arguments only.
+        let rc = unsafe { libc::prctl(libc::PR_SET_PTRACER, tracer as libc::c_ulong, 0, 0, 0) };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
     }
+    Ok(rights)
 }
 
 /// Whether this process may read `pid`'s memory with `process_vm_readv`.
@@ -229,6 +266,16 @@ fn read_once(pid: libc::pid_t, remote_addr: usize, local: &mut [u8]) -> io::Resu
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn yama_decides_who_may_read() {
+        assert_eq!(read_rights(None, 42), ReadRights::Classic);
+        assert_eq!(read_rights(Some(0), 42), ReadRights::Classic);
+        assert_eq!(read_rights(Some(1), 42), ReadRights::DeclareTracer(42));
+        assert_eq!(read_rights(Some(2), 42), ReadRights::Refused);
+        assert_eq!(read_rights(Some(3), 42), ReadRights::Refused);
+    }
+
     use super::*;
     use crate::transport::shm::test_fork::Child;
     use std::os::fd::{FromRawFd, OwnedFd};
@@ -346,7 +393,8 @@ mod tests {
         let (ready_rx, ready_tx) = pipe();
         let (done_rx, done_tx) = pipe();
         let child = Child::fork(|| {
-            let allowed = allow_peers_to_read().is_ok();
+            // The parent (the default) is this child's launcher.
+            let allowed = allow_peers_to_read(None).is_ok();
             // Our copy of the buffer gets its own pattern, so the parent can
             // tell it read us and not itself.
             for (i, b) in buffer.iter_mut().enumerate() {
