@@ -158,12 +158,22 @@ impl Runtime {
         Ok((self.epochs.enter(process)?, new))
     }
 
-    /// Process exit: ends any live epoch and finalizes PMI.
+    /// Process exit: ends any live epoch (its segments unlinked, sockets
+    /// closed) and says PMI `finalize` to the launcher. Sessions may be
+    /// left open at exit; the world model may not: a program that exits
+    /// after `MPI_Init` without `MPI_Finalize` does not say `finalize`, so
+    /// the launcher (ours, or Hydra) ends the job rather than let its peers
+    /// wait for it.
     pub fn end_process(&mut self) {
+        let world_open = self.world.state == WorldModel::Initialized;
         if self.epochs.current().is_some() {
             self.drop_world_comms();
         }
         self.epochs.abandon();
+        if world_open {
+            log::debug!("exit after MPI_Init without MPI_Finalize: no PMI finalize");
+            return;
+        }
         if let Some(pmi) = self.process.as_mut().and_then(|p| p.pmi.as_mut()) {
             if let Err(e) = pmi.finalize() {
                 log::debug!("PMI finalize at exit: {e}");

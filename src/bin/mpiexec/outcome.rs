@@ -110,6 +110,13 @@ pub enum Ending {
         /// What it did.
         problem: String,
     },
+    /// A rank that had initialized PMI ended without `finalize` (an MPI
+    /// program that exited without `MPI_Finalize`): its peers may wait for
+    /// it forever, so the job ends, as under Hydra.
+    NotFinalized {
+        /// The rank.
+        who: Who,
+    },
     /// A rank ended (successfully) while others wait for it in a barrier.
     LeftBarrier {
         /// The rank that is gone.
@@ -159,6 +166,9 @@ impl Ending {
             Ending::Aborted { rank, code } => {
                 format!("mpiexec: rank {rank} aborted the job with code {code}")
             }
+            Ending::NotFinalized { who } => {
+                format!("mpiexec: {who} exited without finalizing MPI")
+            }
             Ending::TimedOut { seconds } => {
                 format!("mpiexec: job timed out after {seconds} seconds")
             }
@@ -188,7 +198,9 @@ impl Ending {
             Ending::Aborted { code, .. } => abort_exit_code(*code),
             Ending::TimedOut { .. } => 124,
             Ending::Interrupted { signal } => 128 + signal,
-            Ending::ProtocolError { .. } | Ending::LeftBarrier { .. } => 1,
+            Ending::ProtocolError { .. }
+            | Ending::LeftBarrier { .. }
+            | Ending::NotFinalized { .. } => 1,
             Ending::StartFailed { not_found, .. } => {
                 if *not_found {
                     127
@@ -234,6 +246,18 @@ mod tests {
             "mpiexec: rank 1 (pid 99) exited with code 3"
         );
         assert_eq!(exit3.exit_code(), 3);
+    }
+
+    #[test]
+    fn a_rank_that_did_not_finalize() {
+        let e = Ending::NotFinalized {
+            who: Who::local(1, 77),
+        };
+        assert_eq!(
+            e.message().unwrap(),
+            "mpiexec: rank 1 (pid 77) exited without finalizing MPI"
+        );
+        assert_eq!(e.exit_code(), 1);
     }
 
     #[test]

@@ -49,6 +49,8 @@ pub struct PmiServer {
     kvs: Kvs,
     names: NameService,
     in_barrier: Vec<bool>,
+    /// Ranks that sent `init` (they use PMI, so they must `finalize`).
+    initialized: Vec<bool>,
     finalized: Vec<bool>,
 }
 
@@ -60,6 +62,7 @@ impl PmiServer {
             kvs,
             names: NameService::default(),
             in_barrier: vec![false; size],
+            initialized: vec![false; size],
             finalized: vec![false; size],
         }
     }
@@ -79,11 +82,22 @@ impl PmiServer {
         self.finalized.get(rank).copied().unwrap_or(false)
     }
 
+    /// Whether `rank` has sent `init` but not `finalize`: it uses PMI and
+    /// has not said goodbye (an MPI program that ends now has not finalized).
+    pub fn is_unfinished(&self, rank: usize) -> bool {
+        self.initialized.get(rank).copied().unwrap_or(false) && !self.has_finalized(rank)
+    }
+
     /// Handles one request from `rank`.
     pub fn handle(&mut self, rank: usize, request: &PmiMessage) -> Vec<Action> {
         let reply = |msg: PmiMessage| vec![Action::Reply(rank, msg)];
         match request.cmd.as_str() {
-            "init" => reply(self.init(request)),
+            "init" => {
+                if let Some(i) = self.initialized.get_mut(rank) {
+                    *i = true;
+                }
+                reply(self.init(request))
+            }
             "initack" => self.initack(rank, request),
             "get_maxes" => reply(
                 PmiMessage::new("maxes")
@@ -424,6 +438,17 @@ mod tests {
             ask(&mut s, 0, "cmd=barrier_in"),
             vec![Action::Reply(0, PmiMessage::new("barrier_out"))]
         );
+    }
+
+    #[test]
+    fn a_rank_is_unfinished_from_init_to_finalize() {
+        let mut s = server(2);
+        assert!(!s.is_unfinished(0), "a process that never spoke PMI");
+        ask(&mut s, 0, "cmd=init pmi_version=1 pmi_subversion=1");
+        assert!(s.is_unfinished(0));
+        assert!(!s.is_unfinished(1));
+        ask(&mut s, 0, "cmd=finalize");
+        assert!(!s.is_unfinished(0));
     }
 
     #[test]

@@ -39,6 +39,7 @@ impl Job {
                 log::debug!("rank {rank} closed its PMI connection");
             }
             self.ranks[rank].connection = None;
+            self.check_finalized(rank);
         }
     }
 

@@ -79,6 +79,8 @@ impl Job {
     pub(super) fn rank_ended(&mut self, rank: usize, how: Termination) {
         self.ranks[rank].ended = Some(how);
         log::debug!("{} ended: {how:?}", self.who(rank));
+        // What it wrote before it ended (its `finalize`) is still to read.
+        self.read_rank(rank);
         if rank == 0 {
             if let Some(f) = &mut self.stdin {
                 f.close();
@@ -89,6 +91,19 @@ impl Job {
                 who: self.who(rank),
                 how,
             });
+        }
+        self.check_finalized(rank);
+    }
+
+    /// A rank that has ended successfully and closed its PMI connection
+    /// without `finalize` (both have happened, in either order: a remote
+    /// rank's end comes from its proxy) ends the job.
+    pub(super) fn check_finalized(&mut self, rank: usize) {
+        let r = &self.ranks[rank];
+        let ended_well = r.ended.is_some_and(|how| how.is_success());
+        if ended_well && r.connection.is_none() && self.server.is_unfinished(rank) {
+            let who = self.who(rank);
+            self.end(Ending::NotFinalized { who });
         }
     }
 }
