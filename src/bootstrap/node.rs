@@ -13,8 +13,25 @@ pub fn hostname() -> String {
     String::from_utf8_lossy(&buf[..end]).into_owned()
 }
 
-/// This node's identity: the host name (or `OXMPI_HOSTNAME`) and the boot
-/// id, so two machines with one name, or one machine across reboots, differ.
+/// The IPC and pid namespaces of this process (`/proc/self/ns`), which
+/// two processes must share to share memory and read each other's.
+fn namespaces() -> String {
+    let ns = |kind: &str| {
+        std::fs::read_link(format!("/proc/self/ns/{kind}"))
+            .ok()
+            .and_then(|target| {
+                let target = target.to_string_lossy().into_owned();
+                let inode = target.split('[').nth(1)?.trim_end_matches(']').to_string();
+                Some(inode)
+            })
+            .unwrap_or_default()
+    };
+    format!("{}.{}", ns("ipc"), ns("pid"))
+}
+
+/// This node's identity: the host name (or `OXMPI_HOSTNAME`), the boot id
+/// and the IPC and pid namespaces, so two machines with one name, one
+/// machine across reboots, or two containers of one machine, differ.
 pub fn identity() -> String {
     let host = crate::config::get()
         .hostname
@@ -37,5 +54,24 @@ pub fn identity() -> String {
             }
         })
         .collect();
-    format!("{host}:{boot}")
+    format!("{host}:{boot}:{}", namespaces())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_identity_names_host_boot_and_namespaces() {
+        let id = identity();
+        let parts: Vec<&str> = id.split(':').collect();
+        assert_eq!(parts.len(), 3, "{id}");
+        let ns: Vec<&str> = parts[2].split('.').collect();
+        assert_eq!(ns.len(), 2, "{id}");
+        assert!(
+            ns.iter().all(|n| n.parse::<u64>().is_ok()),
+            "namespace inodes: {id}"
+        );
+        assert_eq!(identity(), id, "stable within a process");
+    }
 }

@@ -246,6 +246,7 @@ impl Epochs {
                     choice == TransportChoice::Tcp,
                 );
                 endpoints.set_single_node(single_node);
+                endpoints.set_node_peers(process.node_ranks.clone());
                 let name = if choice == TransportChoice::Tcp {
                     String::new()
                 } else {

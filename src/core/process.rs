@@ -6,7 +6,7 @@
 use super::error::{MpiError, MpiResult};
 use super::pset::ProcessSets;
 use crate::bootstrap::pmi::client::{JobPlacement, PmiClient};
-use crate::bootstrap::{node, process_mapping};
+use crate::bootstrap::{node, process_mapping, ProcessId};
 use crate::mpi_abi::constants::*;
 
 /// What this process is in its job.
@@ -27,6 +27,10 @@ pub struct Process {
     pub puts_visible_at_once: bool,
     /// The process sets sessions offer.
     pub psets: ProcessSets,
+    /// The ranks the launcher placed on this node (`PMI_process_mapping`),
+    /// this one included; `None` when the launcher did not say. The
+    /// authority on which peers may share memory with this process.
+    pub node_ranks: Option<Vec<ProcessId>>,
 }
 
 impl Process {
@@ -107,11 +111,12 @@ impl Process {
         let psets = ProcessSets::new(
             placement.rank,
             placement.size,
-            shared,
+            shared.clone(),
             crate::config::get().psets.as_deref(),
         );
         Ok(Process {
             psets,
+            node_ranks: shared,
             pmi,
             placement,
             hostname: node::hostname(),

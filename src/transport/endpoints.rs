@@ -45,6 +45,9 @@ pub struct Endpoints {
     me: ProcessId,
     epoch: EpochTag,
     node: String,
+    /// The processes the launcher placed on this node, sorted (`None`:
+    /// not known; the node identities alone decide).
+    node_peers: Option<Vec<ProcessId>>,
     loopback: Loopback,
     shm: Option<ShmTransport>,
     tcp: Option<TcpTransport>,
@@ -83,6 +86,7 @@ impl Endpoints {
             me,
             epoch,
             node: String::new(),
+            node_peers: None,
             loopback: Loopback::new(me),
             shm: None,
             tcp: None,
@@ -344,6 +348,45 @@ impl Endpoints {
             .collect()
     }
 
+    /// The launcher's placement: the processes it put on this node (this
+    /// one included), or `None` when it did not say. Only these are
+    /// reached through shared memory.
+    pub fn set_node_peers(&mut self, peers: Option<Vec<ProcessId>>) {
+        self.node_peers = peers.map(|mut p| {
+            p.sort_unstable();
+            p
+        });
+    }
+
+    /// Whether frames to `peer`, whose card is `card`, go through shared
+    /// memory: shared memory is on, the launcher placed the peer on this
+    /// node (when it says where processes run: it, not a host name, is the
+    /// authority, so ranks of two network namespaces of one machine that
+    /// the launcher treats as two hosts talk TCP), and the card's node
+    /// identity (machine, boot, IPC and pid namespaces) is this process's,
+    /// so the memory really can be shared.
+    fn shares_memory_with(&self, peer: ProcessId, card: &Card) -> bool {
+        if self.shm.is_none() || self.tcp_everywhere {
+            return false;
+        }
+        let same_node = card.node == self.node;
+        match &self.node_peers {
+            None => same_node,
+            Some(peers) => {
+                let placed_here = peers.binary_search(&peer).is_ok();
+                if placed_here && !same_node {
+                    log::debug!(
+                        "process {peer} is placed on this node but cannot share its memory \
+                         (node {} here, {} there): TCP",
+                        self.node,
+                        card.node
+                    );
+                }
+                placed_here && same_node
+            }
+        }
+    }
+
     /// The result of looking up `peer`'s card for this epoch.
     pub fn resolve(&mut self, peer: ProcessId, card: Option<Card>) {
         let route = match card {
@@ -360,7 +403,7 @@ impl Endpoints {
                     delay: FIRST_RETRY,
                 },
             },
-            Some(card) if card.node == self.node && self.shm.is_some() && !self.tcp_everywhere => {
+            Some(card) if self.shares_memory_with(peer, &card) => {
                 let shm = self.shm.as_mut().expect("checked");
                 if shm.is_connected_to(peer, &card.shm_segment) {
                     // The peer kept its inbox across epochs (FINALIZE_ATEXIT).
