@@ -20,6 +20,11 @@ pub struct Config {
     /// are copied once with `process_vm_readv` where the kernel allows; 0
     /// forces the pipelined copy through the rings.
     pub shm_single_copy: bool,
+    /// `OXMPI_SHM_SEGMENTS`: `auto` (default: anonymous segments, which
+    /// leave nothing behind, where the kernel lets peers share them) or
+    /// `named` (named POSIX segments in /dev/shm, as before). True for
+    /// `named`.
+    pub shm_named_segments: bool,
     /// `OXMPI_SHM_SHARED_COPY`: `auto` (default: when this node's ranks fit
     /// on its cores), `1` or `0`: whether the sender of a large single-copy
     /// message writes half of it into the receiver while the receiver
@@ -139,6 +144,19 @@ impl Config {
                 .ok()
                 .filter(|h| !h.is_empty()),
             shm_single_copy: flag("OXMPI_SHM_SINGLE_COPY").unwrap_or(true),
+            shm_named_segments: match std::env::var("OXMPI_SHM_SEGMENTS")
+                .unwrap_or_default()
+                .trim()
+                .to_ascii_lowercase()
+                .as_str()
+            {
+                "" | "auto" | "anonymous" => false,
+                "named" => true,
+                other => {
+                    eprintln!("oxmpi: ignoring OXMPI_SHM_SEGMENTS={other}: expected auto or named");
+                    false
+                }
+            },
             shm_shared_copy: match std::env::var("OXMPI_SHM_SHARED_COPY").as_deref() {
                 Ok("auto") | Err(_) => None,
                 Ok(_) => flag("OXMPI_SHM_SHARED_COPY"),

@@ -42,7 +42,7 @@ use crate::bootstrap::ProcessId;
 use crate::config::TransportChoice;
 use crate::mpi_abi::constants::*;
 use crate::transport::endpoints::Endpoints;
-use crate::transport::shm::inbox::{job_prefix, ShmTransport};
+use crate::transport::shm::inbox::{job_prefix, InboxBacking, ShmTransport};
 use crate::transport::tcp::TcpTransport;
 use crate::transport::EpochTag;
 
@@ -201,20 +201,28 @@ impl Epochs {
             return Ok(Endpoints::new(me, epoch.tag()));
         };
         let choice = crate::config::get().transport;
-        let (endpoints, name) = match self.retained.take() {
+        let endpoints = match self.retained.take() {
             Some(mut endpoints) => {
                 endpoints.renew(epoch.tag());
-                let name = endpoints.inbox_name().unwrap_or_default();
-                (endpoints, name)
+                endpoints
             }
             None => {
                 let name = epoch.segment_name(&process.job_id, me);
+                // Anonymous segments leave nothing behind; a name only
+                // where they cannot be shared (see transport::shm::segment).
+                let backing = if crate::config::get().shm_named_segments
+                    || !crate::transport::shm::segment::anonymous_supported()
+                {
+                    InboxBacking::Named(&name)
+                } else {
+                    InboxBacking::Anonymous
+                };
                 let shm = if choice == TransportChoice::Tcp {
                     None
                 } else {
                     Some(
                         ShmTransport::create(
-                            &name,
+                            backing,
                             me,
                             process.local_index as usize,
                             process.local_count as usize,
@@ -247,14 +255,10 @@ impl Epochs {
                 );
                 endpoints.set_single_node(single_node);
                 endpoints.set_node_peers(process.node_ranks.clone());
-                let name = if choice == TransportChoice::Tcp {
-                    String::new()
-                } else {
-                    name
-                };
-                (endpoints, name)
+                endpoints
             }
         };
+        let name = endpoints.inbox_address().unwrap_or_default();
         let card = Card {
             node: process.node.clone(),
             pid: std::process::id(),

@@ -75,7 +75,9 @@ impl Process {
         let local_count = env_u32("MPI_LOCALNRANKS")
             .unwrap_or(placement.size)
             .max(local_index + 1);
-        if crate::config::get().shm_single_copy {
+        // Peers need ptrace rights over this process to read its memory
+        // (single copy) and to take its anonymous inbox's descriptor.
+        if crate::config::get().transport != crate::config::TransportChoice::Tcp {
             let launcher = crate::config::get().launcher_pid;
             match crate::transport::shm::single_copy::allow_peers_to_read(launcher) {
                 Ok(rights) => log::debug!("memory readable by peers: {rights:?}"),

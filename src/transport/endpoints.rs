@@ -319,9 +319,9 @@ impl Endpoints {
         }
     }
 
-    /// The name of this process's inbox, if it has one.
-    pub fn inbox_name(&self) -> Option<String> {
-        self.shm.as_ref().map(|s| s.inbox_name().to_string())
+    /// Where peers find this process's inbox, if it has one.
+    pub fn inbox_address(&self) -> Option<String> {
+        self.shm.as_ref().map(|s| s.inbox_address().to_string())
     }
 
     /// Whether some peer's card is still looked for ([`Endpoints::wanted`]

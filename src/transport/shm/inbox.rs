@@ -84,16 +84,30 @@ pub struct ShmTransport {
     peers: Vec<Option<Outbound>>,
 }
 
+/// What an inbox lives in (see `segment`).
+#[derive(Debug, Clone, Copy)]
+pub enum InboxBacking<'a> {
+    /// An anonymous segment: no name, nothing left behind, ever.
+    Anonymous,
+    /// A named segment (where anonymous ones cannot be shared).
+    Named(&'a str),
+}
+
 impl ShmTransport {
     /// Creates this process's inbox with one ring per local process.
     pub fn create(
-        name: &str,
+        backing: InboxBacking<'_>,
         rank: ProcessId,
         local_index: usize,
         local_count: usize,
     ) -> Result<ShmTransport, InboxError> {
         let slots = local_count.max(local_index + 1);
-        let inbox = Segment::create(name, inbox_bytes(slots))?;
+        let inbox = match backing {
+            InboxBacking::Anonymous => Segment::create_anonymous(inbox_bytes(slots))?,
+            InboxBacking::Named(name) => Segment::create(name, inbox_bytes(slots))?,
+        };
+        let name = inbox.address().to_owned();
+        let name = name.as_str();
         let base = inbox.as_ptr();
         // SAFETY: the fresh segment is zero-filled, mapped, 64-byte aligned
         // (page aligned) and large enough for the doorbell and every ring;
@@ -126,8 +140,9 @@ impl ShmTransport {
         })
     }
 
-    pub fn inbox_name(&self) -> &str {
-        self.inbox.name()
+    /// Where peers find this inbox (what the card publishes).
+    pub fn inbox_address(&self) -> &str {
+        self.inbox.address()
     }
 
     /// This process's doorbell (a waiter sleeps on it).
@@ -212,17 +227,18 @@ impl ShmTransport {
         pushed
     }
 
-    /// Whether we write to `peer`'s inbox named `segment_name` already.
+    /// Whether we write to `peer`'s inbox at `segment_name` already.
     pub fn is_connected_to(&self, peer: ProcessId, segment_name: &str) -> bool {
         self.peers
             .get(peer as usize)
             .and_then(Option::as_ref)
-            .is_some_and(|o| o.segment.name() == segment_name)
+            .is_some_and(|o| o.segment.address() == segment_name)
     }
 
-    /// Maps `peer`'s inbox and takes the producer side of our ring in it.
+    /// Maps `peer`'s inbox (at the address its card gives) and takes the
+    /// producer side of our ring in it.
     pub fn connect(&mut self, peer: ProcessId, segment_name: &str) -> Result<(), InboxError> {
-        let segment = Segment::open(segment_name)?;
+        let segment = Segment::attach(segment_name)?;
         let needed = RINGS_OFFSET + (self.local_index + 1) * layout().bytes();
         if segment.len() < needed {
             return Err(layout_error(
@@ -333,7 +349,7 @@ fn deliver_bundle<S: Sink + ?Sized>(sink: &mut S, from: ProcessId, mut rest: &[u
 impl Drop for ShmTransport {
     fn drop(&mut self) {
         if let Err(e) = self.inbox.unlink() {
-            log::debug!("unlinking {}: {e}", self.inbox.name());
+            log::debug!("unlinking {}: {e}", self.inbox.address());
         }
     }
 }
@@ -349,8 +365,9 @@ mod tests {
     #[test]
     fn batches_pack_small_frames_into_cells_and_arrive_in_order() {
         let (a, b) = (name("batch-a"), name("batch-b"));
-        let mut zero = ShmTransport::create(&a, 0, 0, 2).unwrap();
-        let mut one = ShmTransport::create(&b, 1, 1, 2).unwrap();
+        // Named inboxes here; the other tests use anonymous ones.
+        let mut zero = ShmTransport::create(InboxBacking::Named(&a), 0, 0, 2).unwrap();
+        let mut one = ShmTransport::create(InboxBacking::Named(&b), 1, 1, 2).unwrap();
         one.connect(0, &a).unwrap();
         let frames: Vec<Vec<u8>> = (0..200u32)
             .map(|i| {
@@ -405,20 +422,22 @@ mod tests {
         }
     }
 
-    /// Three processes' transports, the last two connected to the first.
-    fn receiver_and_two_senders(tag: &str) -> [ShmTransport; 3] {
-        let names = [0, 1, 2].map(|i| name(&format!("{tag}-{i}")));
-        let mut all =
-            [0, 1, 2].map(|i| ShmTransport::create(&names[i], i as ProcessId, i, 3).unwrap());
+    /// Three processes' transports (anonymous inboxes), the last two
+    /// connected to the first.
+    fn receiver_and_two_senders() -> [ShmTransport; 3] {
+        let mut all = [0, 1, 2]
+            .map(|i| ShmTransport::create(InboxBacking::Anonymous, i as ProcessId, i, 3).unwrap());
+        let address = all[0].inbox_address().to_owned();
+        assert!(address.starts_with("fd:"), "{address}");
         for sender in &mut all[1..] {
-            sender.connect(0, &names[0]).unwrap();
+            sender.connect(0, &address).unwrap();
         }
         all
     }
 
     #[test]
     fn a_poll_ends_at_the_frame_that_satisfies_the_sink() {
-        let [mut zero, mut one, mut two] = receiver_and_two_senders("sat");
+        let [mut zero, mut one, mut two] = receiver_and_two_senders();
         for frame in [&b"a"[..], b"!b", b"c"] {
             assert!(one.push_to(0, frame.len(), |cell| cell.copy_from_slice(frame)));
         }
@@ -434,7 +453,7 @@ mod tests {
 
     #[test]
     fn polls_that_end_early_take_turns_between_the_rings() {
-        let [mut zero, mut one, mut two] = receiver_and_two_senders("turn");
+        let [mut zero, mut one, mut two] = receiver_and_two_senders();
         // Both senders always have a frame waiting; every frame satisfies
         // a fresh waiter (a blocking receive from any source).
         for _ in 0..4 {

@@ -1,16 +1,29 @@
-//! Named POSIX shared-memory segments (`shm_open` + `mmap`), the memory that
-//! rings and doorbells live in.
+//! Shared-memory segments, the memory that rings and doorbells live in:
+//! anonymous ones (`memfd_create`), which peers take from their owner by
+//! file descriptor (`pidfd_getfd`), or named POSIX ones (`shm_open`).
 //!
-//! A [`Segment`] is a mapping, not a file: its descriptor is closed as soon
-//! as the memory is mapped, so a process holds no fd per segment. Dropping a
-//! segment unmaps it but never removes its name; whoever owns the name (the
-//! creator, or mpiexec after a killed job through [`cleanup_prefix`]) unlinks
-//! it. Names are chosen by the caller (`/oxmpi-...`, keyed by job and epoch).
+//! An anonymous segment has no name anywhere: nobody can open it without
+//! ptrace rights over its owner (under Yama `ptrace_scope=1`, the job's
+//! processes only: see `single_copy::allow_peers_to_read`), and when every
+//! process that maps it ends, however it ends (killed with SIGKILL, its
+//! launcher too), it is gone: nothing is left in /dev/shm. Its owner keeps
+//! the one descriptor, which peers copy; a peer's copy is closed once
+//! mapped. Its address, what a business card publishes, is
+//! `fd:<pid>:<fd>`; [`Segment::attach`] checks that the descriptor it got
+//! is one of oxmpi's memfds (a recycled pid could name another process).
+//!
+//! A named segment is the fallback where anonymous ones cannot be shared
+//! (an old kernel, `ptrace_scope` 2 or 3, `OXMPI_SHM_SEGMENTS=named`). Its
+//! descriptor is closed as soon as the memory is mapped. Dropping it unmaps
+//! it but never removes its name; whoever owns the name (the creator, or
+//! mpiexec after a killed job through [`cleanup_prefix`]) unlinks it. Names
+//! are chosen by the caller (`/oxmpi-...`, keyed by job and epoch), created
+//! with `O_EXCL` and mode 0600, so a planted file makes the creation fail.
 
 use std::ffi::CString;
 use std::fs::File;
 use std::io;
-use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use memmap2::{MmapOptions, MmapRaw};
@@ -53,15 +66,33 @@ impl SegmentError {
     }
 }
 
-/// A named shared-memory segment mapped read-write into this process.
+/// The name every anonymous segment of oxmpi's carries (seen in
+/// `/proc/<pid>/fd` as `/memfd:oxmpi-segment`).
+const MEMFD_NAME: &std::ffi::CStr = c"oxmpi-segment";
+
+/// What backs a segment.
+#[derive(Debug)]
+enum Backing {
+    Named {
+        name: String,
+        unlinked: AtomicBool,
+    },
+    /// A memfd: the owner keeps its descriptor for peers to copy; a peer
+    /// keeps none.
+    Anonymous {
+        address: String,
+        _owned: Option<OwnedFd>,
+    },
+}
+
+/// A shared-memory segment mapped read-write into this process.
 ///
 /// The mapping starts on a page boundary (so at least 64-byte aligned) and
 /// is zero-filled when freshly created.
 #[derive(Debug)]
 pub struct Segment {
-    name: String,
+    backing: Backing,
     map: MmapRaw,
-    unlinked: AtomicBool,
 }
 
 impl Segment {
@@ -89,9 +120,11 @@ impl Segment {
         drop(file);
         match mapped {
             Ok(map) => Ok(Segment {
-                name: name.to_owned(),
+                backing: Backing::Named {
+                    name: name.to_owned(),
+                    unlinked: AtomicBool::new(false),
+                },
                 map,
-                unlinked: AtomicBool::new(false),
             }),
             Err(e) => {
                 // Best effort: the create failed, so nobody else owns the name.
@@ -109,26 +142,88 @@ impl Segment {
     pub fn open(name: &str) -> Result<Segment, SegmentError> {
         let c_name = check_name(name)?;
         let file = shm_open(name, &c_name, libc::O_RDWR)?;
-        let len = file
-            .metadata()
-            .map_err(|e| SegmentError::os(name, "fstat", e))?
-            .len();
+        let map = map_whole(name, &file)?;
+        Ok(Segment {
+            backing: Backing::Named {
+                name: name.to_owned(),
+                unlinked: AtomicBool::new(false),
+            },
+            map,
+        })
+    }
+
+    /// Creates an anonymous segment of `len` bytes (zero-filled) and maps
+    /// it; its [`Segment::address`] lets peers map it too.
+    pub fn create_anonymous(len: usize) -> Result<Segment, SegmentError> {
+        let what = "anonymous segment";
         if len == 0 {
             return Err(SegmentError::Empty {
-                name: name.to_owned(),
+                name: what.to_owned(),
             });
         }
-        let len = usize::try_from(len).map_err(|_| {
-            SegmentError::os(name, "fstat", io::Error::from_raw_os_error(libc::EFBIG))
-        })?;
+        // SAFETY: a valid NUL-terminated name and flags; no memory is passed.
+        let fd = unsafe { libc::memfd_create(MEMFD_NAME.as_ptr(), libc::MFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(SegmentError::os(
+                what,
+                "memfd_create",
+                io::Error::last_os_error(),
+            ));
+        }
+        // SAFETY: `fd` was just returned by memfd_create and nothing else owns it.
+        let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+        let file = File::from(owned);
+        file.set_len(len as u64)
+            .map_err(|e| SegmentError::os(what, "ftruncate", e))?;
         let map = MmapOptions::new()
             .len(len)
             .map_raw(&file)
-            .map_err(|e| SegmentError::os(name, "mmap", e))?;
+            .map_err(|e| SegmentError::os(what, "mmap", e))?;
+        let address = format!("fd:{}:{}", std::process::id(), file.as_raw_fd());
         Ok(Segment {
-            name: name.to_owned(),
+            backing: Backing::Anonymous {
+                address,
+                _owned: Some(OwnedFd::from(file)),
+            },
             map,
-            unlinked: AtomicBool::new(false),
+        })
+    }
+
+    /// Maps the segment at `address`: a name (see [`Segment::open`]) or an
+    /// anonymous segment's `fd:<pid>:<fd>`, whose descriptor is copied from
+    /// process `pid` (`pidfd_getfd`, which needs ptrace rights over it) and
+    /// closed once the memory is mapped.
+    pub fn attach(address: &str) -> Result<Segment, SegmentError> {
+        let Some(rest) = address.strip_prefix("fd:") else {
+            return Segment::open(address);
+        };
+        let invalid = || SegmentError::InvalidName {
+            name: address.to_owned(),
+            reason: "an anonymous segment's address is fd:<pid>:<fd>",
+        };
+        let (pid, fd) = rest.split_once(':').ok_or_else(invalid)?;
+        let pid: libc::pid_t = pid.parse().map_err(|_| invalid())?;
+        let fd: libc::c_int = fd.parse().map_err(|_| invalid())?;
+        let file = File::from(fd_of_process(address, pid, fd)?);
+        // A recycled pid could name another process: take only one of
+        // oxmpi's memfds.
+        let link = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd()))
+            .map_err(|e| SegmentError::os(address, "readlink", e))?;
+        let expected = format!("/memfd:{}", MEMFD_NAME.to_string_lossy());
+        if !link.to_string_lossy().starts_with(&expected) {
+            return Err(SegmentError::os(
+                address,
+                "pidfd_getfd",
+                io::Error::other(format!("{} is not an oxmpi segment", link.display())),
+            ));
+        }
+        let map = map_whole(address, &file)?;
+        Ok(Segment {
+            backing: Backing::Anonymous {
+                address: address.to_owned(),
+                _owned: None,
+            },
+            map,
         })
     }
 
@@ -137,16 +232,26 @@ impl Segment {
     /// already removed by someone else, is not an error. Only the first call
     /// on this `Segment` reaches the system, so it never removes a newer
     /// segment that reused the name.
+    /// An anonymous segment has no name: nothing to do.
     pub fn unlink(&self) -> Result<(), SegmentError> {
-        if self.unlinked.swap(true, Ordering::AcqRel) {
-            return Ok(());
+        match &self.backing {
+            Backing::Named { name, unlinked } => {
+                if unlinked.swap(true, Ordering::AcqRel) {
+                    return Ok(());
+                }
+                unlink_name(name)
+            }
+            Backing::Anonymous { .. } => Ok(()),
         }
-        unlink_name(&self.name)
     }
 
-    /// The segment's name, as given to `create` or `open`.
-    pub fn name(&self) -> &str {
-        &self.name
+    /// Where peers find the segment: its name, or an anonymous segment's
+    /// `fd:<pid>:<fd>` (see [`Segment::attach`]).
+    pub fn address(&self) -> &str {
+        match &self.backing {
+            Backing::Named { name, .. } => name,
+            Backing::Anonymous { address, .. } => address,
+        }
     }
 
     /// Start of the mapping (page aligned). Valid while `self` lives.
@@ -228,6 +333,75 @@ fn check_name(name: &str) -> Result<CString, SegmentError> {
         return Err(invalid("longer than 255 bytes"));
     }
     CString::new(name).map_err(|_| invalid("contains a NUL byte"))
+}
+
+/// Maps the whole of `file` (its size from `fstat`); `what` names it in
+/// errors.
+fn map_whole(what: &str, file: &File) -> Result<MmapRaw, SegmentError> {
+    let len = file
+        .metadata()
+        .map_err(|e| SegmentError::os(what, "fstat", e))?
+        .len();
+    if len == 0 {
+        return Err(SegmentError::Empty {
+            name: what.to_owned(),
+        });
+    }
+    let len = usize::try_from(len)
+        .map_err(|_| SegmentError::os(what, "fstat", io::Error::from_raw_os_error(libc::EFBIG)))?;
+    MmapOptions::new()
+        .len(len)
+        .map_raw(file)
+        .map_err(|e| SegmentError::os(what, "mmap", e))
+}
+
+/// A copy of descriptor `fd` of process `pid` (`pidfd_open`, then
+/// `pidfd_getfd`, close-on-exec).
+fn fd_of_process(what: &str, pid: libc::pid_t, fd: libc::c_int) -> Result<OwnedFd, SegmentError> {
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor.
+    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if pidfd < 0 {
+        return Err(SegmentError::os(
+            what,
+            "pidfd_open",
+            io::Error::last_os_error(),
+        ));
+    }
+    // SAFETY: `pidfd` was just returned by pidfd_open and nothing else owns it.
+    let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd as libc::c_int) };
+    // SAFETY: pidfd_getfd takes descriptors and flags and returns a new
+    // descriptor (close-on-exec by the kernel's definition).
+    let copy = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0) };
+    if copy < 0 {
+        return Err(SegmentError::os(
+            what,
+            "pidfd_getfd",
+            io::Error::last_os_error(),
+        ));
+    }
+    // SAFETY: `copy` is a new descriptor of this process that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(copy as libc::c_int) })
+}
+
+/// Whether anonymous segments can be shared with this process's peers
+/// here: the kernel has `memfd_create`, `pidfd_open` and `pidfd_getfd`
+/// (Linux 5.6), and Yama does not forbid peers ptrace rights
+/// (`ptrace_scope` 2 or 3).
+/// Found out once per process.
+pub fn anonymous_supported() -> bool {
+    static SUPPORTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *SUPPORTED.get_or_init(|| {
+        if super::single_copy::yama_ptrace_scope().is_some_and(|scope| scope >= 2) {
+            return false;
+        }
+        let Ok(probe) = Segment::create_anonymous(4096) else {
+            return false;
+        };
+        // Taking a descriptor of oneself needs no rights: it tests the calls.
+        let works = Segment::attach(probe.address()).is_ok();
+        log::debug!("anonymous shared-memory segments: {works}");
+        works
+    })
 }
 
 /// `shm_open` with mode 0600 and `O_CLOEXEC`, as an owned file.
@@ -325,6 +499,48 @@ mod tests {
     }
 
     #[test]
+    fn anonymous_segments_have_no_name_and_are_shared_by_descriptor() {
+        let owner = Segment::create_anonymous(10_000).expect("memfd");
+        let address = owner.address().to_owned();
+        assert!(address.starts_with(&format!("fd:{}:", std::process::id())));
+        // A memfd: a file of no directory (not in /dev/shm).
+        let fd = address.rsplit(':').next().unwrap();
+        let link = std::fs::read_link(format!("/proc/self/fd/{fd}")).unwrap();
+        assert!(
+            link.to_string_lossy().starts_with("/memfd:oxmpi-segment"),
+            "{}",
+            link.display()
+        );
+        let peer = Segment::attach(&address).expect("pidfd_getfd of oneself");
+        assert_eq!(peer.len(), 10_000);
+        // SAFETY: both mappings are 10_000 bytes long and alive.
+        unsafe {
+            assert_eq!(*peer.as_ptr().add(9_999), 0, "zero-filled");
+            *owner.as_ptr().add(9_999) = 7;
+            assert_eq!(*peer.as_ptr().add(9_999), 7, "one memory");
+        }
+        owner.unlink().expect("nothing to unlink");
+        assert!(anonymous_supported());
+    }
+
+    #[test]
+    fn attach_refuses_what_is_not_an_oxmpi_segment() {
+        // A descriptor of this process that is not one of our memfds.
+        let file = File::open("/proc/self/status").unwrap();
+        let address = format!("fd:{}:{}", std::process::id(), file.as_raw_fd());
+        let err = Segment::attach(&address).unwrap_err().to_string();
+        assert!(err.contains("not an oxmpi segment"), "{err}");
+        for bad in ["fd:", "fd:12", "fd:x:3", "fd:1:y"] {
+            assert!(
+                matches!(Segment::attach(bad), Err(SegmentError::InvalidName { .. })),
+                "{bad}"
+            );
+        }
+        // No such process (above the kernel's pid limit).
+        assert!(Segment::attach("fd:2147483647:3").is_err());
+    }
+
+    #[test]
     fn cleanup_prefix_removes_only_matching_names() {
         let prefix = format!("/oxmpi-test-{}-cleanup-", std::process::id());
         let ours: Vec<Segment> = (0..3)
@@ -334,7 +550,7 @@ mod tests {
         let _survivor = Segment::create(&other, 64).unwrap();
         assert_eq!(cleanup_prefix(&prefix).unwrap(), 3);
         for s in &ours {
-            assert!(!shm_path(s.name()).exists());
+            assert!(!shm_path(s.address()).exists());
         }
         assert!(shm_path(&other).exists(), "a non-matching name survives");
         assert_eq!(cleanup_prefix(&prefix[1..]).unwrap(), 0, "slash optional");

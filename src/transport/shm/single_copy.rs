@@ -30,7 +30,7 @@ pub enum ReadRights {
 }
 
 /// The Yama setting (`/proc/sys/kernel/yama/ptrace_scope`), if Yama is there.
-fn yama_ptrace_scope() -> Option<u32> {
+pub fn yama_ptrace_scope() -> Option<u32> {
     std::fs::read_to_string("/proc/sys/kernel/yama/ptrace_scope")
         .ok()?
         .trim()
