@@ -69,6 +69,20 @@ int main(int argc, char **argv) {
     memset(longkey, 'k', sizeof longkey - 1);
     longkey[sizeof longkey - 1] = 0;
     CHECK_CLASS(MPI_Info_set(info, longkey, "v"), MPI_ERR_INFO_KEY);
+    /* The longest key is accepted; MPI_Info_get_nthkey writes at most
+     * MPI_MAX_INFO_KEY bytes, NUL included (a buffer of that size, as
+     * programs declare it, holds the answer), as MPICH does. */
+    longkey[MPI_MAX_INFO_KEY] = 0;
+    MPI_Info longest;
+    MPI_Info_create(&longest);
+    CHECK_CLASS(MPI_Info_set(longest, longkey, "v"), MPI_SUCCESS);
+    char fits[MPI_MAX_INFO_KEY + 1];
+    memset(fits, 'Z', sizeof fits);
+    MPI_Info_get_nthkey(longest, 0, fits);
+    CHECK(fits[MPI_MAX_INFO_KEY] == 'Z' && strlen(fits) == MPI_MAX_INFO_KEY - 1,
+          "nthkey of a %d-character key wrote past MPI_MAX_INFO_KEY bytes (length %zu)", MPI_MAX_INFO_KEY,
+          strlen(fits));
+    MPI_Info_free(&longest);
     CHECK_CLASS(MPI_Info_set(info, NULL, "v"), MPI_ERR_ARG);
     CHECK_CLASS(MPI_Info_set(MPI_INFO_NULL, "k", "v"), MPI_ERR_INFO);
     CHECK_CLASS(MPI_Info_set(MPI_INFO_ENV, "k", "v"), MPI_ERR_INFO);

@@ -177,11 +177,11 @@ pub unsafe fn get_nkeys(info: MPI_Info, nkeys: &mut c_int) -> MpiResult {
 pub unsafe fn get_nthkey(info: MPI_Info, n: c_int, key: *mut c_char) -> MpiResult {
     let rt = runtime::lock();
     let k = lookup(&rt, info)?.nth_key(n)?;
-    // SAFETY: a stored key has at most MPI_MAX_INFO_KEY characters
-    // (MPI_Info_set checks), and the program's `key` buffer has room for that
-    // many and a NUL (the contract oxmpi assumes for MPI_Info_get_nthkey);
-    // `write_str` rejects NULL.
-    unsafe { write_str(key, MPI_MAX_INFO_KEY as usize + 1, k, "key") }?;
+    // The program's `key` buffer holds MPI_MAX_INFO_KEY bytes (programs
+    // declare `char key[MPI_MAX_INFO_KEY]`), NUL included: a key of the
+    // longest length comes back cut by one character, as from MPICH.
+    // SAFETY: `write_str` rejects NULL and writes at most that many bytes.
+    unsafe { write_str(key, MPI_MAX_INFO_KEY as usize, k, "key") }?;
     Ok(())
 }
 
