@@ -129,8 +129,13 @@ pub unsafe fn create_from_group(
             ),
         ));
     }
-    if info != MPI_INFO_NULL {
-        crate::abi::info::lookup(&runtime::lock(), info)?;
+    {
+        let rt = runtime::lock();
+        if info != MPI_INFO_NULL {
+            crate::abi::info::lookup(&rt, info)?;
+        }
+        // Checked before an empty group's early MPI_COMM_NULL.
+        rt.errhandlers().check(errhandler)?;
     }
     *newcomm = crate::core::comm_constructors::create_from_group(group, &tag, errhandler)?;
     Ok(())
@@ -169,8 +174,12 @@ pub unsafe fn split_type(
     info: MPI_Info,
     newcomm: &mut MPI_Comm,
 ) -> MpiResult {
-    if info != MPI_INFO_NULL {
-        crate::abi::info::lookup(&runtime::lock(), info)?;
+    {
+        let rt = runtime::lock();
+        rt.comms().get(comm)?;
+        if info != MPI_INFO_NULL {
+            crate::abi::info::lookup(&rt, info)?;
+        }
     }
     *newcomm = match split_type {
         MPI_UNDEFINED => crate::core::comm_constructors::split(comm, MPI_UNDEFINED, key)?,
@@ -308,6 +317,7 @@ pub unsafe fn idup_with_info(
 
 pub unsafe fn set_info(comm: MPI_Comm, info: MPI_Info) -> MpiResult {
     let mut rt = runtime::lock();
+    rt.comms().get(comm)?;
     let hints = crate::abi::info::lookup(&rt, info)?.clone();
     let c = rt.comms_mut().get_mut(comm)?;
     for (k, v) in hints.entries() {

@@ -106,13 +106,23 @@ pub unsafe fn get_info(session: MPI_Session, info_used: &mut MPI_Info) -> MpiRes
     Ok(())
 }
 
+/// An info argument that asks nothing (reserved by MPI 4.1): it must still
+/// be a valid handle or `MPI_INFO_NULL`.
+fn check_info(rt: &Runtime, info: MPI_Info) -> MpiResult {
+    if info != MPI_INFO_NULL {
+        crate::abi::info::lookup(rt, info)?;
+    }
+    Ok(())
+}
+
 pub unsafe fn get_num_psets(
     session: MPI_Session,
-    _info: MPI_Info,
+    info: MPI_Info,
     npset_names: &mut c_int,
 ) -> MpiResult {
     let rt = runtime::lock();
     lookup(&rt, session)?;
+    check_info(&rt, info)?;
     *npset_names = rt.process()?.psets.len() as c_int;
     Ok(())
 }
@@ -122,7 +132,7 @@ pub unsafe fn get_num_psets(
 /// `*pset_len` is set to the full length.
 pub unsafe fn get_nth_pset(
     session: MPI_Session,
-    _info: MPI_Info,
+    info: MPI_Info,
     n: c_int,
     pset_len: &mut c_int,
     pset_name: *mut c_char,
@@ -135,6 +145,7 @@ pub unsafe fn get_nth_pset(
     }
     let rt = runtime::lock();
     lookup(&rt, session)?;
+    check_info(&rt, info)?;
     let name = rt.process()?.psets.name(n)?;
     if *pset_len > 0 {
         // SAFETY: MPI_Session_get_nth_pset's contract: `pset_name` has room for
