@@ -57,6 +57,10 @@ pub struct Config {
     /// process that started this rank, whose descendants are this node's
     /// ranks of the job.
     pub launcher_pid: Option<i32>,
+    /// `OXMPI_UNEXPECTED_LIMIT` (bytes, `K`, `M` or `G` suffix; default
+    /// 64M): the unexpected eager data a process may have to hold, shared
+    /// among its peers (see `core::p2p::flow_control`).
+    pub unexpected_limit: u64,
 }
 
 /// The job's secret; never printed.
@@ -109,6 +113,22 @@ fn flag(name: &str) -> Option<bool> {
             None
         }
     }
+}
+
+/// The default of `OXMPI_UNEXPECTED_LIMIT`.
+pub const DEFAULT_UNEXPECTED_LIMIT: u64 = 64 * 1024 * 1024;
+
+/// A size in bytes: a number with an optional `K`, `M` or `G` (powers of
+/// 1024).
+fn parse_size(v: &str) -> Option<u64> {
+    let v = v.trim();
+    let (digits, shift) = match v.char_indices().last()? {
+        (i, 'k' | 'K') => (&v[..i], 10),
+        (i, 'm' | 'M') => (&v[..i], 20),
+        (i, 'g' | 'G') => (&v[..i], 30),
+        _ => (v, 0),
+    };
+    digits.trim().parse::<u64>().ok()?.checked_mul(1 << shift)
 }
 
 fn initial_errhandler() -> i32 {
@@ -183,6 +203,18 @@ impl Config {
                 .ok()
                 .and_then(|v| v.trim().parse().ok())
                 .filter(|&pid: &i32| pid > 0),
+            unexpected_limit: std::env::var("OXMPI_UNEXPECTED_LIMIT").ok().map_or(
+                DEFAULT_UNEXPECTED_LIMIT,
+                |v| match parse_size(&v) {
+                    Some(n) => n,
+                    None => {
+                        eprintln!(
+                            "oxmpi: ignoring OXMPI_UNEXPECTED_LIMIT={v}: expected bytes, with K, M or G"
+                        );
+                        DEFAULT_UNEXPECTED_LIMIT
+                    }
+                },
+            ),
         }
     }
 }
@@ -202,4 +234,22 @@ static CONFIG: LazyLock<Config> = LazyLock::new(|| {
 /// The process's configuration (read on first use).
 pub fn get() -> &'static Config {
     &CONFIG
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes_take_binary_suffixes() {
+        assert_eq!(parse_size("4096"), Some(4096));
+        assert_eq!(parse_size(" 2k"), Some(2048));
+        assert_eq!(parse_size("3M"), Some(3 << 20));
+        assert_eq!(parse_size("1G "), Some(1 << 30));
+        assert_eq!(parse_size("M"), None);
+        assert_eq!(parse_size("-1"), None);
+        assert_eq!(parse_size("1.5M"), None);
+        assert_eq!(parse_size("99999999999G"), None);
+        assert_eq!(parse_size(""), None);
+    }
 }

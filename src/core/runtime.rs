@@ -155,7 +155,11 @@ impl Runtime {
         }
         let process = self.process.as_mut().expect("just bootstrapped");
         let new = self.epochs.current().is_none();
-        Ok((self.epochs.enter(process)?, new))
+        let epoch = self.epochs.enter(process)?;
+        if new {
+            self.engine.start_epoch(process.placement.size);
+        }
+        Ok((epoch, new))
     }
 
     /// Process exit: ends any live epoch (its segments unlinked, sockets

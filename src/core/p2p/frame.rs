@@ -31,6 +31,8 @@ pub enum FrameKind {
     /// The sender wrote its share (`id_b`: receiver's request,
     /// `total_len`: the bytes written).
     ShareDone = 8,
+    /// Eager credit given back (`id_a`: bytes, see `flow_control`).
+    Credit = 9,
 }
 
 impl FrameKind {
@@ -44,6 +46,7 @@ impl FrameKind {
             6 => FrameKind::SyncAck,
             7 => FrameKind::ShareCopy,
             8 => FrameKind::ShareDone,
+            9 => FrameKind::Credit,
             _ => return None,
         })
     }

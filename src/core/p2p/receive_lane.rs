@@ -166,6 +166,7 @@ impl Engine {
         if let Some(sender) = sync_request {
             self.acknowledge_sync(from, sender);
         }
+        self.eager_delivered(from, payload.len());
         true
     }
 

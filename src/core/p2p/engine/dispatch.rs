@@ -142,6 +142,7 @@ impl Engine {
             FrameKind::Finished | FrameKind::SyncAck => {
                 self.complete_send(header.id_a as u32 as c_int)
             }
+            FrameKind::Credit => self.credits.returned(from, header.id_a),
         }
     }
 

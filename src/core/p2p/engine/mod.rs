@@ -12,7 +12,11 @@
 //!   buffer, where the sender's data lies); the matching receiver either
 //!   copies the data itself (single copy, then FIN) or answers CTS, and the
 //!   sender streams data pieces. Large unexpected messages therefore never
-//!   take memory at the receiver.
+//!   take memory at the receiver;
+//! - eager flow control (`flow_control`): a sender without eager credit
+//!   for a receiver sends even a small message as a rendezvous, so small
+//!   unexpected messages take bounded memory at the receiver too; credit
+//!   comes back in `Credit` frames as the receiver delivers.
 //!
 //! Around those: persistent requests (`start` launches a request's
 //! template again on the same handle), buffered sends (packed into the
@@ -59,6 +63,7 @@ use outgoing::Outgoing;
 use rendezvous::{OwnShare, OwnWrite};
 
 use super::bsend::AttachedBuffer;
+use super::flow_control::EagerCredits;
 use super::outbox::Outbox;
 use super::receive_lane::Lane;
 use super::request::Request;
@@ -89,6 +94,9 @@ pub struct Engine {
     pub(super) attached: Option<AttachedBuffer>,
     /// A blocking receive waiting without a request (see `receive_lane`).
     pub(super) lane: Option<Lane>,
+    /// Eager credit towards each peer and owed to each (see
+    /// `flow_control`).
+    pub(super) credits: EagerCredits,
 }
 
 impl Default for Engine {
@@ -104,6 +112,7 @@ impl Default for Engine {
             polling_grequests: false,
             attached: None,
             lane: None,
+            credits: EagerCredits::default(),
         }
     }
 }
@@ -114,5 +123,13 @@ impl Engine {
     /// messages went. Messages of later epochs stay.
     pub fn end_epoch(&mut self, epoch: Epoch) -> usize {
         self.matcher.purge(|cid| Epoch::of_context(cid) <= epoch)
+    }
+
+    /// The start of an epoch of a job of `job_size` processes: eager
+    /// credit afresh (peers reach this process in the new epoch only
+    /// after this), a window per peer sized for the job.
+    pub fn start_epoch(&mut self, job_size: u32) {
+        self.credits
+            .reset(crate::config::get().unexpected_limit, job_size);
     }
 }

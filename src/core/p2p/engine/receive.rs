@@ -100,6 +100,7 @@ impl Engine {
                 if let Some(sender) = sync_request {
                     self.acknowledge_sync(incoming.from, sender);
                 }
+                self.eager_delivered(incoming.from, incoming.len);
                 self.receive_piece(id, 0, direct.unwrap_or(&data));
             }
             IncomingBody::Rendezvous {
@@ -127,6 +128,15 @@ impl Engine {
     pub(in crate::core::p2p) fn acknowledge_sync(&mut self, from: ProcessId, sender: u64) {
         let frame = control_frame(FrameKind::SyncAck, sender, 0);
         self.queue(from, control(frame));
+    }
+
+    /// An eager message of `len` bytes from `from` was handed to a receive:
+    /// its credit goes back to the sender once enough has accumulated.
+    #[inline(always)]
+    pub(in crate::core::p2p) fn eager_delivered(&mut self, from: ProcessId, len: usize) {
+        if let Some(bytes) = self.credits.delivered(from, len) {
+            self.queue(from, control(control_frame(FrameKind::Credit, bytes, 0)));
+        }
     }
 
     /// Data for a matched receive at `offset` of the message.

@@ -1,5 +1,6 @@
 //! Sending: a send leaves eagerly (envelope and data in one frame) when it
-//! fits a frame, else as a rendezvous request-to-send (RTS), which offers
+//! fits a frame and the receiver has given enough eager credit (see
+//! `flow_control`), else as a rendezvous request-to-send (RTS), which offers
 //! single copy when the receiver may read the data in place. The eager fast
 //! paths (`send_now`, `send_eager_now`) write the frame from the user's
 //! buffer straight into the transport, without a request.
@@ -79,7 +80,7 @@ impl Engine {
         len: usize,
         body: impl Fn(&mut [u8]),
     ) -> bool {
-        if len > EAGER_LIMIT || self.outbox.has_queued(dest) {
+        if len > EAGER_LIMIT || self.outbox.has_queued(dest) || !self.credits.try_take(dest, len) {
             return false;
         }
         let header = FrameHeader {
@@ -99,15 +100,21 @@ impl Engine {
             header.encode(frame);
             body(&mut frame[HEADER_LEN..HEADER_LEN + len]);
         };
-        if let Some(sent) = ep.try_send_shm(dest, frame_len, shm_fill) {
-            return sent;
-        }
-        let mut fill = |frame: &mut [u8]| {
-            header.encode(frame);
-            body(&mut frame[HEADER_LEN..HEADER_LEN + len]);
+        let sent = match ep.try_send_shm(dest, frame_len, shm_fill) {
+            Some(sent) => sent,
+            None => {
+                let mut fill = |frame: &mut [u8]| {
+                    header.encode(frame);
+                    body(&mut frame[HEADER_LEN..HEADER_LEN + len]);
+                };
+                frame_len <= ep.max_frame(dest)
+                    && ep.try_send(dest, frame_len, &mut fill) == SendOutcome::Sent
+            }
         };
-        frame_len <= ep.max_frame(dest)
-            && ep.try_send(dest, frame_len, &mut fill) == SendOutcome::Sent
+        if !sent {
+            self.credits.give_back(dest, len);
+        }
+        sent
     }
 
     /// Starts a send on the existing request `id` (new, or persistent).
@@ -121,8 +128,13 @@ impl Engine {
         let dest = args.dest;
         // Messages to oneself always go eagerly (copied), so a blocking send
         // to oneself before the receive is posted never waits (as in MPICH).
-        let eager =
-            dest == ep.me() || len + HEADER_LEN <= ep.max_frame(dest).min(EAGER_LIMIT + HEADER_LEN);
+        let eager = if dest == ep.me() {
+            self.credits.take(dest, len);
+            true
+        } else {
+            len + HEADER_LEN <= ep.max_frame(dest).min(EAGER_LIMIT + HEADER_LEN)
+                && self.credits.try_take(dest, len)
+        };
         let stage = if !eager {
             SendStage::AwaitingReceiver
         } else if args.synchronous {
