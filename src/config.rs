@@ -61,6 +61,10 @@ pub struct Config {
     /// 64M): the unexpected eager data a process may have to hold, shared
     /// among its peers (see `core::p2p::flow_control`).
     pub unexpected_limit: u64,
+    /// `OXMPI_FAILURE_NOTICES` (set by `mpiexec -disable-auto-cleanup`):
+    /// ask the launcher to tell this process when a rank fails, and fail
+    /// the operations that wait on it (see `core::failures`).
+    pub failure_notices: bool,
 }
 
 /// The job's secret; never printed.
@@ -203,6 +207,7 @@ impl Config {
                 .ok()
                 .and_then(|v| v.trim().parse().ok())
                 .filter(|&pid: &i32| pid > 0),
+            failure_notices: flag("OXMPI_FAILURE_NOTICES").unwrap_or(false),
             unexpected_limit: std::env::var("OXMPI_UNEXPECTED_LIMIT").ok().map_or(
                 DEFAULT_UNEXPECTED_LIMIT,
                 |v| match parse_size(&v) {

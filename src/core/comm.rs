@@ -74,6 +74,44 @@ impl Communicator {
         self.remote.as_ref().unwrap_or(&self.members)
     }
 
+    /// An intercommunicator's two groups as one, the group whose first
+    /// member has the lower job rank first (the group of its collective
+    /// context `context_id + 1`), and whether the local group comes
+    /// first; `None` for an intracommunicator.
+    pub fn both_groups(&self) -> Option<(Arc<[ProcessId]>, bool)> {
+        let remote = self.remote.as_ref()?;
+        let local_first = self.members[0] < remote[0];
+        let (first, second) = if local_first {
+            (&self.members, remote)
+        } else {
+            (remote, &self.members)
+        };
+        Some((
+            first.iter().chain(second.iter()).copied().collect(),
+            local_first,
+        ))
+    }
+
+    /// Every context id this communicator uses, with the group whose ranks
+    /// its messages name: point-to-point on `context_id` (the remote group
+    /// of an intercommunicator), collectives on `context_id + 1` (both
+    /// groups of an intercommunicator, see [`Communicator::both_groups`])
+    /// and, for an intercommunicator, steps inside the local group on
+    /// `context_id + 2`.
+    pub fn context_groups(&self) -> Vec<(u64, Arc<[ProcessId]>)> {
+        match self.both_groups() {
+            None => vec![
+                (self.context_id, self.members.clone()),
+                (self.context_id + 1, self.members.clone()),
+            ],
+            Some((both, _)) => vec![
+                (self.context_id, self.peers().clone()),
+                (self.context_id + 1, both),
+                (self.context_id + 2, self.members.clone()),
+            ],
+        }
+    }
+
     /// The process behind a destination/source rank (checked).
     #[inline]
     pub fn peer(&self, rank: c_int) -> MpiResult<ProcessId> {
@@ -184,6 +222,14 @@ impl Comms {
         self.user
             .as_ref()
             .map_or(Vec::new(), |t| t.iter().map(|(h, _)| h).collect())
+    }
+
+    /// Every live communicator: the predefined ones, then the user's.
+    pub fn all(&self) -> impl Iterator<Item = &Communicator> {
+        self.world
+            .iter()
+            .chain(self.self_comm.iter())
+            .chain(self.user.iter().flat_map(|t| t.iter().map(|(_, c)| c)))
     }
 
     /// `MPI_COMM_WORLD` and `MPI_COMM_SELF` while the world model is

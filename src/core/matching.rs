@@ -148,6 +148,26 @@ impl<R: PartialEq + Copy, M> Matcher<R, M> {
         }
     }
 
+    /// Withdraws the posted receives for which `select` gives a value, and
+    /// returns them with it, oldest first.
+    pub fn withdraw_posted<X>(
+        &mut self,
+        mut select: impl FnMut(&Pattern) -> Option<X>,
+    ) -> Vec<(R, X)>
+    where
+        R: Copy,
+    {
+        let mut taken = Vec::new();
+        self.posted.retain(|(pattern, r)| match select(pattern) {
+            Some(x) => {
+                taken.push((*r, x));
+                false
+            }
+            None => true,
+        });
+        taken
+    }
+
     /// Drops everything queued for the context ids `dead` says are gone
     /// (the end of an epoch); returns how many unexpected messages went.
     pub fn purge(&mut self, mut dead: impl FnMut(u64) -> bool) -> usize {

@@ -12,6 +12,7 @@ pub mod epoch;
 pub mod errhandler;
 pub mod error;
 pub mod error_codes;
+pub mod failures;
 pub mod group;
 pub mod handles;
 pub mod info;

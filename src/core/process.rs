@@ -38,6 +38,14 @@ impl Process {
     pub fn bootstrap() -> MpiResult<Process> {
         let mut pmi = PmiClient::from_env()
             .map_err(|e| MpiError::new(MPI_ERR_OTHER, format!("cannot reach the launcher: {e}")))?;
+        if let Some(client) = pmi
+            .as_mut()
+            .filter(|_| crate::config::get().failure_notices)
+        {
+            client.subscribe_failures().map_err(|e| {
+                MpiError::new(MPI_ERR_OTHER, format!("asking for failure notices: {e}"))
+            })?;
+        }
         let placement = match &pmi {
             Some(client) => client.placement.clone(),
             None => JobPlacement {

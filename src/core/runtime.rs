@@ -292,12 +292,54 @@ impl Runtime {
     }
 
     /// The last progress before a sleep: every transport is looked at,
-    /// also an idle TCP listener.
+    /// also an idle TCP listener; then the launcher's failure notices.
     pub fn progress_before_sleep(&mut self) -> bool {
         if let Some((_, instance)) = self.epochs.live() {
             instance.endpoints.poll_idle_tcp_next();
         }
-        self.progress()
+        // Frames first: what a failed process sent before it failed is
+        // received, not failed.
+        let moved = self.progress();
+        self.check_failures();
+        moved
+    }
+
+    /// Reads the launcher's failure notices, and fails the operations that
+    /// wait on a failed process (see `core::failures`).
+    fn check_failures(&mut self) {
+        if !crate::config::get().failure_notices {
+            return;
+        }
+        let Some(pmi) = self.process.as_mut().and_then(|p| p.pmi.as_mut()) else {
+            return;
+        };
+        match pmi.poll_failures() {
+            Ok(ranks) => {
+                for rank in ranks {
+                    if self.engine.process_failed(rank) {
+                        log::debug!("the launcher reports process {rank} failed");
+                    }
+                }
+            }
+            Err(e) => log::debug!("reading failure notices: {e}"),
+        }
+        if self.engine.has_failures() {
+            let groups = crate::core::failures::CommGroups::of(&self.comms);
+            self.engine.fail_stranded(&groups);
+        }
+    }
+
+    /// `Err(MPIX_ERR_PROC_FAILED)` when a receive of `pattern` could only
+    /// be served by a failed process (a blocking probe gives up then).
+    pub fn check_source_alive(&self, pattern: &crate::core::matching::Pattern) -> MpiResult {
+        if !self.engine.has_failures() {
+            return Ok(());
+        }
+        let groups = crate::core::failures::CommGroups::of(&self.comms);
+        match self.engine.failed_source(pattern, &groups) {
+            Some(process) => Err(crate::core::p2p::engine::failure::proc_failed(process)),
+            None => Ok(()),
+        }
     }
 
     /// This epoch's shared-memory doorbell, for sleeping until a frame comes.

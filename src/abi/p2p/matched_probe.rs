@@ -24,7 +24,10 @@ fn take(
 ) -> MpiResult<Option<(MPI_Message, MPI_Status)>> {
     match probe_pattern(rt, source, tag, comm)? {
         None => Ok(Some((MPI_MESSAGE_NO_PROC, proc_null_status()))),
-        Some(pattern) => Ok(rt.engine().improbe(&pattern)),
+        Some(pattern) => match rt.engine().improbe(&pattern) {
+            Some(found) => Ok(Some(found)),
+            None => rt.check_source_alive(&pattern).map(|()| None),
+        },
     }
 }
 

@@ -59,7 +59,10 @@ pub unsafe fn probe(
     let status_out = unsafe { StatusOut::new(status) }?;
     let st = block_on(|rt| match probe_pattern(rt, source, tag, comm)? {
         None => Ok(Some(proc_null_status())),
-        Some(pattern) => Ok(rt.engine().iprobe(&pattern)),
+        Some(pattern) => match rt.engine().iprobe(&pattern) {
+            Some(st) => Ok(Some(st)),
+            None => rt.check_source_alive(&pattern).map(|()| None),
+        },
     })?;
     // SAFETY: `status_out` came from `StatusOut::new` on the caller's `status`,
     // valid for writing one status during this call.

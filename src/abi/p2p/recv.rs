@@ -118,6 +118,7 @@ pub unsafe fn recv(
                 // SAFETY: `status_out` came from `StatusOut::new` above.
                 Ok(LaneOutcome::Received(st)) => return unsafe { finish_receive(status_out, &st) },
                 Ok(LaneOutcome::General(buf)) => buf,
+                Ok(LaneOutcome::Failed(e)) => return Err(e),
                 Err(e) => {
                     runtime::lock().engine().disarm_lane();
                     return Err(e);

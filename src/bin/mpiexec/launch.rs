@@ -63,6 +63,8 @@ pub struct JobSpec {
     pub hostname_env: Vec<OsString>,
     /// How to start ranks on other hosts (`None`: every rank is local).
     pub remote: Option<RemoteLaunch>,
+    /// Whether a failed rank ends the job (`-disable-auto-cleanup`: no).
+    pub auto_cleanup: bool,
 }
 
 impl JobSpec {

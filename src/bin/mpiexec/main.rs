@@ -142,6 +142,7 @@ fn run(launch: LaunchOptions) -> i32 {
         placement,
         hostname_env: launch.hostname_env,
         remote,
+        auto_cleanup: launch.auto_cleanup,
     };
     log::debug!(
         "job {}: {} rank(s) of {} on {} node(s), mapping {}",

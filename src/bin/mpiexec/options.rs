@@ -85,6 +85,9 @@ pub struct LaunchOptions {
     /// Seconds before the job is killed (`-timeout`, else `MPIEXEC_TIMEOUT`);
     /// `None` (or 0 on the command line) means no limit.
     pub timeout_secs: Option<u64>,
+    /// Whether a failed rank ends the job (default; `-disable-auto-cleanup`
+    /// turns it off, `-enable-auto-cleanup` on again, as with Hydra).
+    pub auto_cleanup: bool,
     /// The program, as given (searched in `PATH` when it holds no `/`).
     pub program: OsString,
     /// The program's arguments.
@@ -127,6 +130,14 @@ options:
                      (ranks: a comma-separated list of ranks and ranges a-b)
   -initial-errhandler mpi_errors_are_fatal|mpi_errors_return|mpi_errors_abort
                      the error handler for errors outside any MPI object
+  -disable-auto-cleanup
+                     a rank that fails (killed, non-zero exit, exit without
+                     finalize) does not end the job: the others go on, and
+                     their operations that wait on it fail with
+                     MPIX_ERR_PROC_FAILED (oxmpi ranks); mpiexec exits with
+                     the first failure's status once every rank has ended
+  -enable-auto-cleanup
+                     the default: the first failure ends the job
   -h, --help         print this help
   --version          print the version
 
@@ -198,6 +209,7 @@ pub fn parse(args: &[OsString], env_timeout: Option<&OsStr>) -> Result<Invocatio
     let mut inherit = EnvInheritance::All;
     let mut wdir = None;
     let mut timeout_arg = None;
+    let mut auto_cleanup = true;
     let mut rest = args.iter();
 
     let program = loop {
@@ -348,6 +360,8 @@ pub fn parse(args: &[OsString], env_timeout: Option<&OsStr>) -> Result<Invocatio
                 }
                 hostname_env.push(name.clone());
             }
+            "disable-auto-cleanup" => auto_cleanup = false,
+            "enable-auto-cleanup" => auto_cleanup = true,
             "h" | "help" => return Ok(Invocation::Help),
             "version" => return Ok(Invocation::Version),
             _ => return Err(usage_error(format!("unknown option {text}"))),
@@ -356,6 +370,10 @@ pub fn parse(args: &[OsString], env_timeout: Option<&OsStr>) -> Result<Invocatio
 
     if !psets.is_empty() {
         env.push(("OXMPI_PSETS".into(), psets.join(";").into()));
+    }
+    if !auto_cleanup {
+        // The ranks ask for failure notices (see oxmpi::core::failures).
+        env.push(("OXMPI_FAILURE_NOTICES".into(), "1".into()));
     }
     let timeout_secs = match (timeout_arg, env_timeout) {
         (Some(secs), _) => secs,
@@ -382,6 +400,7 @@ pub fn parse(args: &[OsString], env_timeout: Option<&OsStr>) -> Result<Invocatio
         inherit,
         wdir,
         timeout_secs: (timeout_secs > 0).then_some(timeout_secs),
+        auto_cleanup,
         program,
         args: rest.cloned().collect(),
     })))
@@ -478,6 +497,20 @@ mod tests {
         assert_eq!(o.inherit, EnvInheritance::All);
         assert_eq!(o.wdir, None);
         assert_eq!(o.timeout_secs, None);
+        assert!(o.auto_cleanup);
+    }
+
+    #[test]
+    fn auto_cleanup_can_be_turned_off_and_on() {
+        let o = run(&["-disable-auto-cleanup", "p"]);
+        assert!(!o.auto_cleanup);
+        assert_eq!(
+            o.env,
+            vec![(OsString::from("OXMPI_FAILURE_NOTICES"), OsString::from("1"))]
+        );
+        let o = run(&["--disable-auto-cleanup", "-enable-auto-cleanup", "p"]);
+        assert!(o.auto_cleanup);
+        assert!(o.env.is_empty());
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! break the protocol's state (a rank entering the same barrier twice) is
 //! reported, never silently dropped.
 
+use oxmpi::bootstrap::pmi::client::{FAILURE_NOTICE, FAILURE_SUBSCRIBE};
 use oxmpi::bootstrap::pmi::wire::PmiMessage;
 
 use crate::kvs::Kvs;
@@ -52,6 +53,9 @@ pub struct PmiServer {
     /// Ranks that sent `init` (they use PMI, so they must `finalize`).
     initialized: Vec<bool>,
     finalized: Vec<bool>,
+    /// Ranks that asked for failure notices (oxmpi's extension, see
+    /// [`PmiServer::rank_failed`]).
+    notified: Vec<bool>,
 }
 
 impl PmiServer {
@@ -64,6 +68,7 @@ impl PmiServer {
             in_barrier: vec![false; size],
             initialized: vec![false; size],
             finalized: vec![false; size],
+            notified: vec![false; size],
         }
     }
 
@@ -129,6 +134,12 @@ impl PmiServer {
                     .unwrap_or(1);
                 vec![Action::Abort { rank, code }]
             }
+            FAILURE_SUBSCRIBE => {
+                if let Some(n) = self.notified.get_mut(rank) {
+                    *n = true;
+                }
+                reply(PmiMessage::new(format!("{FAILURE_SUBSCRIBE}_result")).with("rc", 0))
+            }
             "publish_name" => reply(self.publish(request)),
             "unpublish_name" => reply(self.unpublish(request)),
             "lookup_name" => reply(self.lookup(request)),
@@ -146,6 +157,19 @@ impl PmiServer {
                 )
             }
         }
+    }
+
+    /// `rank` failed (the job goes on, `-disable-auto-cleanup`): every
+    /// other rank that asked for failure notices and has not finalized is
+    /// told, with a line it reads whenever it comes (oxmpi's extension of
+    /// PMI-1: `cmd=oxmpi_proc_failed rank=R`). Ranks that did not ask (an
+    /// MPICH program) are told nothing: an unasked line would break their
+    /// protocol.
+    pub fn rank_failed(&mut self, rank: usize) -> Vec<Action> {
+        (0..self.size)
+            .filter(|&r| r != rank && self.notified[r] && !self.finalized[r])
+            .map(|r| Action::Reply(r, PmiMessage::new(FAILURE_NOTICE).with("rank", rank)))
+            .collect()
     }
 
     /// Accepts PMI 1.1 and 1.2 and answers with the version sent.
@@ -322,6 +346,30 @@ mod tests {
             }
             other => panic!("{line}: {other:?}"),
         }
+    }
+
+    #[test]
+    fn failure_notices_go_to_the_ranks_that_asked_and_are_still_there() {
+        let mut s = server(4);
+        assert_eq!(
+            answer(&mut s, 0, "cmd=oxmpi_failure_notices"),
+            "cmd=oxmpi_failure_notices_result rc=0"
+        );
+        answer(&mut s, 1, "cmd=oxmpi_failure_notices");
+        answer(&mut s, 3, "cmd=oxmpi_failure_notices");
+        // Rank 1 finalized: it is gone from PMI.
+        ask(&mut s, 1, "cmd=finalize");
+        // Rank 2 never asked (an MPICH program, say); rank 3 is the one
+        // that failed.
+        let told: Vec<(usize, String)> = s
+            .rank_failed(3)
+            .into_iter()
+            .map(|a| match a {
+                Action::Reply(to, msg) => (to, msg.to_string()),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(told, vec![(0, "cmd=oxmpi_proc_failed rank=3".to_string())]);
     }
 
     #[test]

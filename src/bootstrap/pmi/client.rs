@@ -2,6 +2,13 @@
 //! over the inherited `PMI_FD` socket, or over TCP with `PMI_PORT`/`PMI_ID`.
 //! Requests are synchronous: one line out, the matching answer back.
 //!
+//! One extension of oxmpi's mpiexec: a process that asked for them
+//! ([`PmiClient::subscribe_failures`], under `mpiexec
+//! -disable-auto-cleanup`) may find `cmd=oxmpi_proc_failed rank=R` lines
+//! among the answers, sent by the server when rank R ended badly. They are
+//! set aside wherever they come ([`PmiClient::take_failures`]), and
+//! [`PmiClient::poll_failures`] reads any that wait without blocking.
+//!
 //! The connection belongs to the process, not to an epoch: it is opened at
 //! the first initialization and reused by every later one (an inherited
 //! `PMI_FD` cannot be reopened once the server closed it).
@@ -48,7 +55,14 @@ pub struct PmiClient {
     pub placement: JobPlacement,
     /// Whether `finalize` was sent (the server then closes the connection).
     finalized: bool,
+    /// Ranks the server reported failed, not taken yet.
+    failures: Vec<u32>,
 }
+
+/// The server's notice that a rank failed (see the module's doc).
+pub const FAILURE_NOTICE: &str = "oxmpi_proc_failed";
+/// The request that asks for failure notices.
+pub const FAILURE_SUBSCRIBE: &str = "oxmpi_failure_notices";
 
 /// The connection's descriptor, for sending `abort` without taking any lock
 /// another thread may hold (and without a second descriptor, so a process
@@ -109,6 +123,7 @@ impl PmiClient {
                 vallen_max: 1024,
             },
             finalized: false,
+            failures: Vec::new(),
         };
         if let Some(id) = pmi_id {
             let mut initack = PmiMessage::new("initack").with("pmiid", id);
@@ -168,12 +183,72 @@ impl PmiClient {
             if let Some(msg) = self.buffer.next_message() {
                 let msg = msg?;
                 log::trace!("PMI <- {msg:?}");
+                if self.set_aside(&msg)? {
+                    continue;
+                }
                 return Ok(msg);
             }
             if self.buffer.fill_from(&mut self.stream)? == 0 {
                 return Err(PmiError::Closed);
             }
         }
+    }
+
+    /// Sets a failure notice aside; false for any other message.
+    fn set_aside(&mut self, msg: &PmiMessage) -> Result<bool, PmiError> {
+        if !msg.is(FAILURE_NOTICE) {
+            return Ok(false);
+        }
+        let rank: u32 = parse_field("rank", msg.require("rank")?)?;
+        if !self.failures.contains(&rank) {
+            self.failures.push(rank);
+        }
+        Ok(true)
+    }
+
+    /// Asks the server for failure notices (oxmpi's mpiexec only: other
+    /// servers do not know the request).
+    pub fn subscribe_failures(&mut self) -> Result<(), PmiError> {
+        let answer = self.request(
+            PmiMessage::new(FAILURE_SUBSCRIBE),
+            &format!("{FAILURE_SUBSCRIBE}_result"),
+        )?;
+        match answer.get("rc") {
+            Some("0") => Ok(()),
+            _ => Err(PmiError::Protocol(format!(
+                "failure notices refused: {answer:?}"
+            ))),
+        }
+    }
+
+    /// Reads, without blocking, what the server has sent meanwhile (only
+    /// failure notices can come unasked), then returns the failures not
+    /// taken yet.
+    pub fn poll_failures(&mut self) -> Result<Vec<u32>, PmiError> {
+        let mut pollfd = libc::pollfd {
+            fd: self.stream.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd, timeout 0: poll only fills `revents`.
+        let ready = unsafe { libc::poll(&mut pollfd, 1, 0) };
+        if ready > 0 && !self.finalized {
+            if self.buffer.fill_from(&mut self.stream)? == 0 {
+                return Err(PmiError::Closed);
+            }
+            while let Some(msg) = self.buffer.next_message() {
+                let msg = msg?;
+                if !self.set_aside(&msg)? {
+                    return Err(PmiError::Protocol(format!("unasked message {msg:?}")));
+                }
+            }
+        }
+        Ok(self.take_failures())
+    }
+
+    /// The failures reported since the last call.
+    pub fn take_failures(&mut self) -> Vec<u32> {
+        std::mem::take(&mut self.failures)
     }
 
     fn expect(&mut self, cmd: &str) -> Result<PmiMessage, PmiError> {
@@ -295,5 +370,82 @@ impl Drop for PmiClient {
             Ordering::SeqCst,
             Ordering::SeqCst,
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::net::UnixStream;
+
+    /// A client over one end of a socket pair, after the handshake, whose
+    /// other end is returned as the server.
+    fn connected() -> (PmiClient, BufReader<UnixStream>) {
+        let (ours, theirs) = UnixStream::pair().expect("socket pair");
+        let server = std::thread::spawn(move || {
+            let mut reader = BufReader::new(theirs);
+            for answer in [
+                "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0",
+                "cmd=maxes kvsname_max=256 keylen_max=64 vallen_max=1024",
+                "cmd=appnum appnum=0",
+                "cmd=my_kvsname kvsname=kvs_1",
+                "cmd=universe_size size=2",
+            ] {
+                let mut line = String::new();
+                reader.read_line(&mut line).expect("request");
+                writeln!(reader.get_mut(), "{answer}").expect("answer");
+            }
+            reader
+        });
+        let client =
+            PmiClient::handshake(File::from(OwnedFd::from(ours)), None, 0, 2).expect("handshake");
+        ABORT_FD.store(-1, Ordering::SeqCst);
+        (client, server.join().expect("server thread"))
+    }
+
+    #[test]
+    fn failure_notices_are_set_aside_wherever_they_come() {
+        let (mut client, mut server) = connected();
+        // Nothing sent: a poll returns at once with nothing.
+        assert!(client.poll_failures().expect("poll").is_empty());
+        // A notice before an answer: the answer still answers.
+        writeln!(server.get_mut(), "cmd=oxmpi_proc_failed rank=3").unwrap();
+        writeln!(server.get_mut(), "cmd=get_result rc=0 value=v").unwrap();
+        assert_eq!(client.get("k").expect("get"), Some("v".to_string()));
+        let mut request = String::new();
+        server.read_line(&mut request).unwrap();
+        assert!(request.starts_with("cmd=get "), "{request}");
+        // A notice that comes unasked, twice for the same rank.
+        writeln!(server.get_mut(), "cmd=oxmpi_proc_failed rank=1").unwrap();
+        writeln!(server.get_mut(), "cmd=oxmpi_proc_failed rank=1").unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert_eq!(client.poll_failures().expect("poll"), vec![3, 1]);
+        assert!(client.poll_failures().expect("poll").is_empty());
+        // Anything else unasked breaks the protocol.
+        writeln!(server.get_mut(), "cmd=barrier_out").unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(matches!(client.poll_failures(), Err(PmiError::Protocol(_))));
+    }
+
+    #[test]
+    fn a_bad_notice_is_a_protocol_error() {
+        let (mut client, mut server) = connected();
+        writeln!(server.get_mut(), "cmd=oxmpi_proc_failed rank=x").unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(client.poll_failures().is_err());
+    }
+
+    #[test]
+    fn subscribing_asks_the_server() {
+        let (mut client, mut server) = connected();
+        let answer = std::thread::spawn(move || {
+            let mut line = String::new();
+            server.read_line(&mut line).unwrap();
+            writeln!(server.get_mut(), "cmd=oxmpi_failure_notices_result rc=0").unwrap();
+            line
+        });
+        client.subscribe_failures().expect("subscribed");
+        assert_eq!(answer.join().unwrap(), "cmd=oxmpi_failure_notices\n");
     }
 }

@@ -18,6 +18,7 @@
 use super::engine::{Engine, Incoming, IncomingBody};
 use super::request::receive_status;
 use super::user_buffer::UserBuffer;
+use crate::core::error::MpiError;
 use crate::core::matching::{Envelope, Pattern};
 use crate::mpi_abi::constants::{MPI_ERR_TRUNCATE, MPI_SUCCESS};
 use crate::mpi_abi::types::MPI_Status;
@@ -36,6 +37,23 @@ enum LaneState {
     Received(MPI_Status),
     /// A message the lane accepts went to the unexpected queue.
     Spilled,
+    /// The process it waits on failed (see `engine::failure`).
+    Failed(MpiError),
+}
+
+impl Lane {
+    pub(super) fn is_waiting(&self) -> bool {
+        matches!(self.state, LaneState::Waiting)
+    }
+
+    pub(super) fn pattern(&self) -> &Pattern {
+        &self.pattern
+    }
+
+    /// Ends the wait with `error`.
+    pub(super) fn fail(&mut self, error: MpiError) {
+        self.state = LaneState::Failed(error);
+    }
 }
 
 /// How [`Engine::arm_lane`] went.
@@ -55,6 +73,8 @@ pub enum LaneOutcome {
     /// Receive through a request (the message is the first unexpected
     /// match).
     General(UserBuffer),
+    /// The receive failed (its source process failed).
+    Failed(MpiError),
 }
 
 /// The status of an eager message of `len` bytes received into a buffer
@@ -123,6 +143,7 @@ impl Engine {
         let lane = self.lane.take()?;
         Some(match lane.state {
             LaneState::Received(status) => LaneOutcome::Received(status),
+            LaneState::Failed(error) => LaneOutcome::Failed(error),
             LaneState::Spilled | LaneState::Waiting => LaneOutcome::General(lane.buf),
         })
     }
@@ -192,6 +213,7 @@ mod tests {
         match outcome {
             Some(LaneOutcome::Received(status)) => status,
             Some(LaneOutcome::General(_)) => panic!("lane spilled"),
+            Some(LaneOutcome::Failed(e)) => panic!("lane failed: {e:?}"),
             None => panic!("lane still waiting"),
         }
     }

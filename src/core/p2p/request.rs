@@ -39,6 +39,8 @@ pub enum SendStage {
 pub struct SendOp {
     pub buf: UserBuffer,
     pub dest: ProcessId,
+    /// The context id the message goes on.
+    pub context_id: u64,
     pub stage: SendStage,
 }
 
@@ -56,6 +58,8 @@ pub struct RecvOp {
 
 #[derive(Debug, Clone, Copy)]
 pub struct Matched {
+    /// The sending process.
+    pub from: ProcessId,
     pub source: i32,
     pub tag: i32,
     pub len: usize,

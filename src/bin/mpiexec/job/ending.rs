@@ -97,6 +97,29 @@ impl Job {
         }
     }
 
+    /// Rank `rank` failed (`ending` says how): the job ends, or under
+    /// `-disable-auto-cleanup` goes on, with the failure's line printed
+    /// once and every other rank that asked told (see
+    /// `PmiServer::rank_failed`); the first such failure decides the exit
+    /// status unless something ends the job.
+    pub(super) fn rank_lost(&mut self, rank: usize, ending: Ending) {
+        if self.spec.auto_cleanup || self.ending.is_some() {
+            self.end(ending);
+            return;
+        }
+        if std::mem::replace(&mut self.ranks[rank].lost, true) {
+            return;
+        }
+        if let Some(line) = ending.message() {
+            say!("{line}; the job goes on (-disable-auto-cleanup)");
+        }
+        let notices = self.server.rank_failed(rank);
+        self.apply(notices);
+        if self.survived.is_none() {
+            self.survived = Some(ending);
+        }
+    }
+
     /// Records the first reason the job ends, prints its line and starts
     /// bringing the ranks down. Later reasons are only logged.
     pub(super) fn end(&mut self, ending: Ending) {
@@ -163,10 +186,13 @@ impl Job {
         self.exit_status()
     }
 
-    /// mpiexec's exit status: the first ending's, 0 if nothing ended the
-    /// job early.
+    /// mpiexec's exit status: the first ending's, else the first failure
+    /// the job went on after, else 0.
     fn exit_status(&self) -> i32 {
-        self.ending.as_ref().map_or(0, Ending::exit_code)
+        self.ending
+            .as_ref()
+            .or(self.survived.as_ref())
+            .map_or(0, Ending::exit_code)
     }
 }
 
@@ -229,6 +255,44 @@ mod tests {
         job.rank_ended(1, Termination::Signaled(libc::SIGTERM));
         assert_eq!(printed(&job), "mpiexec: rank 2 exited with code 3");
         assert_eq!(job.exit_status(), 3);
+    }
+
+    #[test]
+    fn without_auto_cleanup_a_failed_rank_is_reported_and_the_job_goes_on() {
+        use std::io::{BufRead, BufReader};
+        let mut job = local_job();
+        job.spec.auto_cleanup = false;
+        // Rank 0 asked for failure notices; rank 1 did not.
+        let (ours, theirs) = UnixStream::pair().unwrap();
+        job.ranks[0].connection = Some(PmiConnection::new(ours).unwrap());
+        let mut rank0 = BufReader::new(theirs);
+        rank0
+            .get_mut()
+            .write_all(b"cmd=oxmpi_failure_notices\n")
+            .unwrap();
+        crate::job::testing::wait_readable(job.ranks[0].connection.as_ref().unwrap().fd());
+        job.read_rank(0);
+        let mut line = String::new();
+        rank0.read_line(&mut line).unwrap();
+        assert_eq!(line, "cmd=oxmpi_failure_notices_result rc=0\n");
+        job.rank_ended(2, Termination::Signaled(libc::SIGKILL));
+        assert_eq!(job.ending, None, "the job ended");
+        assert_eq!(job.kill_at, None, "the other ranks were signalled");
+        line.clear();
+        rank0.read_line(&mut line).unwrap();
+        assert_eq!(line, "cmd=oxmpi_proc_failed rank=2\n");
+        // Reported once; a later failure does not change the status.
+        job.rank_lost(2, Ending::NotFinalized { who: job.who(2) });
+        job.rank_ended(1, Termination::Exited(5));
+        job.rank_ended(0, Termination::Exited(0));
+        assert_eq!(job.exit_status(), 128 + libc::SIGKILL);
+        // Something that ends the job still does (an abort, say).
+        let mut job = local_job();
+        job.spec.auto_cleanup = false;
+        job.rank_ended(1, Termination::Exited(5));
+        job.apply(vec![crate::pmi_server::Action::Abort { rank: 0, code: 7 }]);
+        assert!(job.kill_at.is_some());
+        assert_eq!(job.exit_status(), 7);
     }
 
     #[test]

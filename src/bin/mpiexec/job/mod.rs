@@ -84,6 +84,9 @@ struct Rank {
     ended: Option<Termination>,
     /// A remote rank's end as its proxy reported it, and when.
     reported: Option<(Termination, Instant)>,
+    /// Its failure was reported and the job went on
+    /// (`-disable-auto-cleanup`).
+    lost: bool,
 }
 
 /// What a polled descriptor belongs to.
@@ -113,6 +116,10 @@ struct Job {
     proxies: Vec<Proxy>,
     timeout: Option<(Instant, u64)>,
     ending: Option<Ending>,
+    /// The first rank failure the job went on after
+    /// (`-disable-auto-cleanup`): it decides the exit status if nothing
+    /// ends the job.
+    survived: Option<Ending>,
     kill_at: Option<Instant>,
     abandon_at: Option<Instant>,
     all_ended_at: Option<Instant>,
@@ -162,6 +169,7 @@ impl Job {
                 connection: None,
                 ended: None,
                 reported: None,
+                lost: false,
             })
             .collect();
         Job {
@@ -177,6 +185,7 @@ impl Job {
             proxies: Vec::new(),
             timeout: timeout_secs.map(|s| (Instant::now() + Duration::from_secs(s), s)),
             ending: None,
+            survived: None,
             kill_at: None,
             abandon_at: None,
             all_ended_at: None,

@@ -5,7 +5,8 @@
 //! Invariant: a rank's last PMI messages are read before its death is
 //! judged, so an `abort` followed by `exit` counts as the abort (a reported
 //! remote end waits up to [`REPORT_GRACE`] for the rank's PMI connection to
-//! close); a rank that did not exit with 0 ends the job.
+//! close); a rank that did not exit with 0 ends the job (or, under
+//! `-disable-auto-cleanup`, is reported to the others, see `rank_lost`).
 
 use std::io;
 use std::time::{Duration, Instant};
@@ -87,10 +88,8 @@ impl Job {
             }
         }
         if !how.is_success() {
-            self.end(Ending::RankFailed {
-                who: self.who(rank),
-                how,
-            });
+            let who = self.who(rank);
+            self.rank_lost(rank, Ending::RankFailed { who, how });
         }
         self.check_finalized(rank);
     }
@@ -103,7 +102,7 @@ impl Job {
         let ended_well = r.ended.is_some_and(|how| how.is_success());
         if ended_well && r.connection.is_none() && self.server.is_unfinished(rank) {
             let who = self.who(rank);
-            self.end(Ending::NotFinalized { who });
+            self.rank_lost(rank, Ending::NotFinalized { who });
         }
     }
 }

@@ -38,14 +38,9 @@ impl InterChannels {
     pub fn lookup(comm: MPI_Comm) -> MpiResult<Option<InterChannels>> {
         let rt = runtime::lock();
         let c = rt.comms().get(comm)?;
-        let Some(remote) = c.remote.clone() else {
+        let (Some(remote), Some((members, local_first))) = (c.remote.clone(), c.both_groups())
+        else {
             return Ok(None);
-        };
-        let local_first = c.members[0] < remote[0];
-        let members = if local_first {
-            c.members.iter().chain(remote.iter()).copied().collect()
-        } else {
-            remote.iter().chain(c.members.iter()).copied().collect()
         };
         let (local_base, remote_base) = if local_first {
             (0, c.size())

@@ -47,6 +47,7 @@
 //!   (state, take for test and wait, cancel, free).
 
 mod dispatch;
+pub mod failure;
 mod outgoing;
 mod receive;
 mod rendezvous;
@@ -97,6 +98,8 @@ pub struct Engine {
     /// Eager credit towards each peer and owed to each (see
     /// `flow_control`).
     pub(super) credits: EagerCredits,
+    /// Processes the launcher reported failed (see `failure`).
+    failed: Vec<crate::transport::ProcessId>,
 }
 
 impl Default for Engine {
@@ -113,6 +116,7 @@ impl Default for Engine {
             attached: None,
             lane: None,
             credits: EagerCredits::default(),
+            failed: Vec::new(),
         }
     }
 }

@@ -91,6 +91,7 @@ impl Engine {
             return;
         };
         recv.matched = Some(Matched {
+            from: incoming.from,
             source: env.source,
             tag: env.tag,
             len: incoming.len,

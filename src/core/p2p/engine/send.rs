@@ -126,6 +126,14 @@ impl Engine {
     ) {
         let len = args.buf.len();
         let dest = args.dest;
+        if self.has_failures() && self.is_failed(dest) {
+            if let Some(req) = self.requests.get_mut(id) {
+                req.complete = false;
+                req.op = Operation::Done;
+            }
+            self.fail_request_with(id, super::failure::proc_failed(dest));
+            return;
+        }
         // Messages to oneself always go eagerly (copied), so a blocking send
         // to oneself before the receive is posted never waits (as in MPICH).
         let eager = if dest == ep.me() {
@@ -148,6 +156,7 @@ impl Engine {
         req.op = Operation::Send(SendOp {
             buf: args.buf,
             dest,
+            context_id: args.context_id,
             stage,
         });
         req.complete = false;
