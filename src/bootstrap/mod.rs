@@ -2,6 +2,8 @@
 //! peers, through the PMI-1 wire protocol spoken by oxmpi's mpiexec and by
 //! MPICH's Hydra.
 pub mod card;
+#[cfg(test)]
+mod fuzz;
 pub mod node;
 pub mod pmi;
 pub mod process_mapping;

@@ -23,17 +23,21 @@ pub fn parse(value: &str) -> Option<Vec<(u32, u32, u32)>> {
     (!triples.is_empty()).then_some(triples)
 }
 
-/// The node index of every rank of a job of `size` ranks.
+/// The node index of every rank of a job of `size` ranks. Stops as soon
+/// as every rank has its node, whatever counts the mapping claims (a
+/// triple of four billion nodes costs no more than the job's ranks).
 pub fn node_of_each_rank(triples: &[(u32, u32, u32)], size: u32) -> Vec<u32> {
-    let mut nodes = Vec::with_capacity(size as usize);
-    while (nodes.len() as u32) < size {
+    let size = size as usize;
+    let mut nodes = Vec::with_capacity(size.min(1 << 20));
+    while nodes.len() < size {
         let before = nodes.len();
-        for &(first, count, per_node) in triples {
-            for node in first..first + count {
+        'triples: for &(first, count, per_node) in triples {
+            for node in (0..count).map_while(|i| first.checked_add(i)) {
                 for _ in 0..per_node {
-                    if (nodes.len() as u32) < size {
-                        nodes.push(node);
+                    if nodes.len() == size {
+                        break 'triples;
                     }
+                    nodes.push(node);
                 }
             }
         }
