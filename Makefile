@@ -7,7 +7,7 @@ STAGE := $(CURDIR)/build/stage
 PROFILE ?= release
 CARGO_PROFILE_FLAG := $(if $(filter release,$(PROFILE)),--release,)
 
-.PHONY: all build install stage stage-debug check unit-tests demo bench clean
+.PHONY: all build install stage stage-debug check unit-tests fuzz demo bench clean
 
 all: stage
 
@@ -40,6 +40,15 @@ check: stage
 # The Rust unit tests alone (make check runs them too).
 unit-tests:
 	$(CARGO) test --release
+
+# The fuzz targets (proptest, tests named fuzz_*) with many cases each
+# (make check runs them with proptest's default, 256); FUZZ_CASES sets the
+# number. A failure is shrunk to a minimal input and kept in
+# proptest-regressions/, which is committed, so it is tried first forever
+# after.
+FUZZ_CASES ?= 100000
+fuzz:
+	PROPTEST_CASES=$(FUZZ_CASES) $(CARGO) test --release fuzz_
 
 # The main job: 4 ranks on two simulated hosts (shared memory inside a
 # host, TCP between them) through several epochs of MPI Sessions with skew.

@@ -13,6 +13,8 @@ pub mod errhandler;
 pub mod error;
 pub mod error_codes;
 pub mod failures;
+#[cfg(test)]
+mod fuzz;
 pub mod group;
 pub mod handles;
 pub mod info;

@@ -18,6 +18,8 @@ mod report;
 
 mod connection;
 mod environment;
+#[cfg(test)]
+mod fuzz;
 mod hosts;
 mod job;
 mod kvs;

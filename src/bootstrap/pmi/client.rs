@@ -171,6 +171,15 @@ impl PmiClient {
         Ok(client)
     }
 
+    /// The handshake over `stream` as rank 0 of 2 (for tests: no
+    /// environment, and the abort descriptor left alone).
+    #[cfg(test)]
+    pub(super) fn connect_for_test(stream: File) -> Result<PmiClient, PmiError> {
+        let client = PmiClient::handshake(stream, None, 0, 2);
+        ABORT_FD.store(-1, Ordering::SeqCst);
+        client
+    }
+
     fn send(&mut self, msg: &PmiMessage) -> Result<(), PmiError> {
         let line = msg.render()?;
         log::trace!("PMI -> {}", line.trim_end());
@@ -399,8 +408,7 @@ mod tests {
             reader
         });
         let client =
-            PmiClient::handshake(File::from(OwnedFd::from(ours)), None, 0, 2).expect("handshake");
-        ABORT_FD.store(-1, Ordering::SeqCst);
+            PmiClient::connect_for_test(File::from(OwnedFd::from(ours))).expect("handshake");
         (client, server.join().expect("server thread"))
     }
 

@@ -281,4 +281,6 @@ impl Datatype {
 }
 
 #[cfg(test)]
+mod fuzz;
+#[cfg(test)]
 mod tests;

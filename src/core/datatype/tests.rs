@@ -6,12 +6,12 @@ use std::sync::Arc;
 use super::constructors::{self, Distribution, Order};
 use super::*;
 
-fn t(h: MPI_Datatype) -> Arc<Datatype> {
+pub(super) fn t(h: MPI_Datatype) -> Arc<Datatype> {
     lookup(h).unwrap()
 }
 
 /// Memory blocks of `count` elements, adjacent ones merged.
-fn blocks(dt: &Datatype, count: usize) -> Vec<(isize, usize)> {
+pub(super) fn blocks(dt: &Datatype, count: usize) -> Vec<(isize, usize)> {
     let mut out: Vec<(isize, usize)> = Vec::new();
     dt.for_each_block(count, 0, usize::MAX, |d, l| match out.last_mut() {
         Some((ld, ll)) if *ld + *ll as isize == d => *ll += l,
@@ -45,7 +45,7 @@ impl Rng {
 /// Packs `count` elements in random pieces, checks the stream against the
 /// blocks, unpacks it in other random pieces into a clean buffer and
 /// checks that exactly the data bytes came back.
-fn round_trip(dt: &Datatype, count: usize, seed: u64) {
+pub(super) fn round_trip(dt: &Datatype, count: usize, seed: u64) {
     let (lo, hi) = dt.data_span(count);
     let pad = 64isize;
     let len = (hi - lo + 2 * pad) as usize;

@@ -7,6 +7,8 @@ pub mod bsend;
 pub mod engine;
 pub mod flow_control;
 pub mod frame;
+#[cfg(test)]
+mod fuzz;
 pub mod generalized;
 mod matched_probe;
 mod outbox;

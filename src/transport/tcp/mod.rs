@@ -52,6 +52,8 @@ pub mod address;
 mod connection;
 mod events;
 mod framing;
+#[cfg(test)]
+mod fuzz;
 mod handshake;
 mod listener;
 mod peers;
