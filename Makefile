@@ -7,7 +7,7 @@ STAGE := $(CURDIR)/build/stage
 PROFILE ?= release
 CARGO_PROFILE_FLAG := $(if $(filter release,$(PROFILE)),--release,)
 
-.PHONY: all build install stage stage-debug check unit-tests fuzz demo bench clean
+.PHONY: all build install stage stage-debug check unit-tests fuzz reliability-report demo bench clean
 
 all: stage
 
@@ -49,6 +49,18 @@ unit-tests:
 FUZZ_CASES ?= 100000
 fuzz:
 	PROPTEST_CASES=$(FUZZ_CASES) $(CARGO) test --release fuzz_
+
+# Runs the tests that print rows of docs/reliability.md (those whose source
+# prints REPORT lines) and the fuzz targets, and rewrites its tables from
+# what they printed (make check writes the same tables to
+# build/reliability.md). A failing test's rows are kept, marked FAIL.
+reliability-report: stage
+	rm -f build/reliability-rows.txt
+	tests=$$(grep -l -e 'REPORT|' -e mt_reliability_row c_tests/*.c c_tests/*.sh | xargs -n1 basename | sed 's/\.c$$//'); \
+	OXMPI_TEST_REPORT=$(CURDIR)/build/reliability-rows.txt TESTS="$$(echo $$tests)" bash c_tests/run.sh \
+	    || echo "reliability-report: some tests failed; their rows are marked FAIL"
+	$(CARGO) test --release fuzz_ > build/unit-tests.log 2>&1 || echo "reliability-report: a fuzz target failed"
+	python3 tools/reliability_report.py build/reliability-rows.txt build/unit-tests.log build/reliability.md --into docs/reliability.md
 
 # The main job: 4 ranks on two simulated hosts (shared memory inside a
 # host, TCP between them) through several epochs of MPI Sessions with skew.

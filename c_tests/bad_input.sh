@@ -14,9 +14,12 @@ python3 "$ROOT/tools/gen_bad_input.py" "$ROOT/src/abi/mpi_functions.txt" "$PREFI
     > "$dir/bad_input.c" || exit 1
 "$PREFIX/bin/mpicc" -O0 -I "$ROOT/c_tests" -o "$dir/bad_input" "$dir/bad_input.c" || exit 1
 errors=0
+functions=$(grep -o 'expect("[A-Za-z_0-9]*"' "$dir/bad_input.c" | sort -u | wc -l)
 for n in 1 2; do
     timeout -k 5 120 "$PREFIX/bin/mpiexec" -n "$n" "$dir/bad_input" > "$dir/out" 2> "$dir/calls"
     rc=$?
+    summary=$(sed -n 's/^rank 0: //p' "$dir/out")
+    echo "REPORT|bad input|$functions functions (every implemented one, both forms of a twin), each called once per argument made invalid (garbage or freed handle, NULL, negative or huge count, rank, tag or root out of range), MPI_ERRORS_RETURN, $n process(es)|exit $rc: ${summary:-no summary (it crashed or hung at: $(tail -n 1 "$dir/calls"))}|-"
     if [ "$rc" != 0 ] || ! grep -q '^No Errors$' "$dir/out"; then
         echo "on $n processes: exit $rc; the last call made: $(tail -n 1 "$dir/calls")"
         grep -v '^No Errors$' "$dir/out" | head -n 40

@@ -52,6 +52,7 @@ for how in "stdout" "stdout and stderr"; do
         echo "closed $how: segments left in /dev/shm: $left"
         errors=$((errors + 1))
     fi
+    echo "REPORT|fault|mpiexec -n 3 with its $how closed by its reader (piped into head -n 1)|exit $rc; $(if [ "$how" = stdout ]; then head -n 1 "$dir/err"; else echo "mpiexec's stderr went into the closed pipe too"; fi)|$(pgrep -f "$dir/chatty" | tr '\n' ' ')${left:-no process, nothing in /dev/shm}"
     if [ "$how" = stdout ] && ! grep -q 'SIGPIPE' "$dir/err"; then
         echo "closed stdout: mpiexec did not name the rank's SIGPIPE on stderr: $(cat "$dir/err")"
         errors=$((errors + 1))

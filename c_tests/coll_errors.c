@@ -112,6 +112,15 @@ int main(int argc, char **argv) {
     free(displs);
     int errs = 0;
     MPI_Allreduce(&mt_errors, &errs, 1, MPI_INT, MPI_SUM, w);
+    if (rank == 0) {
+        char tried[240];
+        snprintf(tried, sizeof tried,
+                 "bad collective arguments on %d process(es): invalid communicator, root, count, op, "
+                 "uncommitted datatype, NULL or aliased buffers, misplaced MPI_IN_PLACE, NULL request",
+                 size);
+        mt_reliability_row("bad input", tried, "-",
+                           "%d wrong error classes or failures afterwards (the communicator still works)", errs);
+    }
     mt_report(rank, errs);
     MPI_Finalize();
     return 0;

@@ -42,8 +42,21 @@ sed -i '1i #include <time.h>' "$dir/fatal.c"
 errors=0
 shm_before=$(ls /dev/shm | grep -c '^oxmpi-')
 expect() { # mode expected_exit grep_pattern
+    local start=$(($(date +%s%N) / 1000000))
     timeout 20 "$MPIEXEC" -n 3 "$dir/fatal" "$1" > "$dir/out" 2> "$dir/err"
     rc=$?
+    local ms=$(($(date +%s%N) / 1000000 - start))
+    sleep 0.2
+    local left
+    left=$( (pgrep -f "$dir/fatal" | tr '\n' ' '; ls /dev/shm | grep '^oxmpi-' | tr '\n' ' ') | sed 's/ $//')
+    local what=$1
+    case "$1" in
+        badcomm) what="an invalid communicator under the default handler" ;;
+        abortcode) what="MPI_Abort(MPI_COMM_WORLD, 7)" ;;
+        errors_abort) what="an invalid argument under MPI_ERRORS_ABORT" ;;
+        unimplemented) what="a call of an unimplemented function (MPI_Win_create)" ;;
+    esac
+    echo "REPORT|fault|3 ranks, rank 2: $what (the others wait outside MPI)|exit $rc after $ms ms; $(grep -m1 '^oxmpi: ' "$dir/err")|${left:-no process, nothing in /dev/shm}"
     lines=$(grep -c . "$dir/err")
     if [ "$rc" = 0 ] || { [ -n "$2" ] && [ "$rc" != "$2" ]; } || [ "$rc" = 124 ]; then
         echo "not ok - $1: exit $rc (expected ${2:-non-zero})"; errors=$((errors + 1))

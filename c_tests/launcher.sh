@@ -131,10 +131,27 @@ err_matches() { [[ $ERR =~ $1 ]]; }
 err_empty() { [ -z "$ERR" ]; }
 out_is() { [ "$OUT" = "$1" ]; }
 sorted_out_is() { [ "$(printf '%s\n' "$OUT" | sort)" = "$1" ]; }
-faster_than() { [ "$MS" -lt "$1" ]; }
+# ended_early: the job ended on the fault, long before its other ranks'
+# 30 s sleep or the time limit would end it. No tighter bound: these
+# machines are noisy; the time measured goes to docs/reliability.md.
+ended_early() { [ "$MS" -lt 15000 ]; }
 one_line() { [ -n "$ERR" ] && [ "$(printf '%s\n' "$ERR" | wc -l)" -eq 1 ]; }
 none_alive() { [ -z "$(survivors "${1:-0}")" ]; }
 none_left() { [ -z "$(survivors)" ] && [ -z "$(zombies)" ]; }
+
+# report_fault: the current case as a row of docs/reliability.md (after
+# `finish`): exit status, time taken, mpiexec's first line on stderr, and
+# the case's processes still there. (These ranks are PMI clients without
+# MPI: no shared memory; fatal.sh and killed_launcher.sh look at /dev/shm.)
+report_fault() {
+    local live dead left
+    live=$(survivors)
+    dead=$(zombies)
+    left=${live:+processes:$live}
+    left=${left:-no live process}
+    [ -n "$dead" ] && left="$left; exited, not yet reaped (by init here):$dead"
+    echo "REPORT|fault|mpiexec: $CASE|exit $RC after $MS ms${ERR:+; ${ERR%%$'\n'*}}|$left"
+}
 
 # The exit code and stderr, for failure messages.
 got() { printf 'exit %s, stderr %q' "$RC" "$ERR"; }
@@ -223,27 +240,30 @@ new_piddir crash
 run -n 4 "$BIN/crash" "$PIDDIR" 3
 expect "$(got)" rc_is 139
 expect "stderr: $ERR" err_matches '^mpiexec: rank 3 \(pid [0-9]+\) killed by signal 11 \(SIGSEGV\)$'
-expect "took ${MS} ms" faster_than 3000
+expect "took ${MS} ms" ended_early
 expect "left behind:$(survivors)$(zombies)" none_left
 finish
+report_fault
 
 begin "rank exiting with code 3 brings the job down"
 new_piddir exit3
 run -n 3 "$BIN/exit3" "$PIDDIR"
 expect "$(got)" rc_is 3
 expect "stderr: $ERR" err_matches '^mpiexec: rank 1 \(pid [0-9]+\) exited with code 3$'
-expect "took ${MS} ms" faster_than 3000
+expect "took ${MS} ms" ended_early
 expect "left behind:$(survivors)$(zombies)" none_left
 finish
+report_fault
 
 begin "abort with exit code 7"
 new_piddir abort7
 run -n 3 "$BIN/abort7" "$PIDDIR"
 expect "$(got)" rc_is 7
 expect "stderr: $ERR" err_is "mpiexec: rank 2 aborted the job with code 7"
-expect "took ${MS} ms" faster_than 3000
+expect "took ${MS} ms" ended_early
 expect "left behind:$(survivors)$(zombies)" none_left
 finish
+report_fault
 
 # (Rank 1 initialized PMI and never finalized: that is the reason given,
 # before the barrier it left the others in.)
@@ -254,14 +274,16 @@ expect "$(got)" rc_is 1
 expect "stderr: $ERR" err_matches '^mpiexec: rank 1 \(pid [0-9]+\) exited without finalizing MPI$'
 expect "left behind:$(survivors)$(zombies)" none_left
 finish
+report_fault
 
 begin "malformed PMI line"
 new_piddir garbage
 run -n 2 sh -c 'if [ "$PMI_RANK" = 1 ]; then echo garbage >&"$PMI_FD"; fi; exec sleep 30' "$PIDDIR"
 expect "$(got)" rc_is 1
 expect "stderr: $ERR" err_matches '^mpiexec: rank 1 \(pid [0-9]+\) broke the PMI protocol: '
-expect "took ${MS} ms" faster_than 3000
+expect "took ${MS} ms" ended_early
 finish
+report_fault
 
 # ---------------------------------------------------------------- timeouts
 begin "-timeout"
@@ -269,18 +291,20 @@ new_piddir timeout
 run -n 3 -timeout 1 "$BIN/sleeper" "$PIDDIR" 30
 expect "$(got)" rc_is 124
 expect "stderr: $ERR" err_is "mpiexec: job timed out after 1 seconds"
-expect "took ${MS} ms" faster_than 3000
+expect "took ${MS} ms" ended_early
 expect "left behind:$(survivors)$(zombies)" none_left
 finish
+report_fault
 
 begin "MPIEXEC_TIMEOUT, ranks ignoring SIGTERM"
 new_piddir timeout_env
 MPIEXEC_TIMEOUT=1 run -n 2 "$BIN/sleeper" "$PIDDIR" 30 ignore-term
 expect "$(got)" rc_is 124
 expect "stderr: $ERR" err_is "mpiexec: job timed out after 1 seconds"
-expect "took ${MS} ms" faster_than 3500
+expect "took ${MS} ms" ended_early
 expect "left behind:$(survivors)$(zombies)" none_left
 finish
+report_fault
 
 # ---------------------------------------------------------------- signals
 # signal_case NAME SIGNAL EXPECTED_RC: sends SIGNAL to mpiexec while 3 sleepers run.
@@ -299,17 +323,22 @@ signal_case() {
     # `timeout` runs mpiexec as its child: signal mpiexec itself.
     local mpiexec_pid
     mpiexec_pid=$(pgrep -P "$launcher" -f -- "$PIDDIR")
+    local start
+    start=$(now_ms)
     kill "-$2" "$mpiexec_pid"
     wait "$launcher"
     RC=$?
+    MS=$(($(now_ms) - start))
     ERR=$(cat "$WORK/err")
     expect "$(got)" rc_is "$3"
     expect "stderr: $ERR" err_empty
     expect "left behind:$(survivors)$(zombies)" none_left
     finish
+    report_fault
 }
 signal_case "SIGINT is forwarded" INT 130
 signal_case "SIGTERM is forwarded" TERM 143
+signal_case "SIGHUP is forwarded" HUP 129
 
 begin "ranks die with a SIGKILLed mpiexec"
 new_piddir orphans
@@ -321,9 +350,11 @@ while [ "$(ls "$PIDDIR" | wc -l)" -lt 3 ] && [ $waited -lt 100 ]; do
     sleep 0.05
     waited=$((waited + 1))
 done
+start=$(now_ms)
 kill -KILL "$launcher"
 # (Their zombies belong to init then, which may not reap them: not checked.)
 expect "survivors:$(survivors 2000)" none_alive 2000
+MS=$(($(now_ms) - start)) RC="none (killed)" ERR="" report_fault
 finish
 
 # ---------------------------------------------------------------- bad usage
@@ -336,7 +367,7 @@ usage_case() {
     expect "$(got)" rc_is "$want"
     expect "stderr: $ERR" one_line
     expect "stderr: $ERR" err_matches "$pattern"
-    expect "took ${MS} ms" faster_than 2000
+    expect "took ${MS} ms" ended_early
     finish
 }
 usage_case "no arguments" 2 '^mpiexec: missing program'

@@ -147,6 +147,14 @@ int main(int argc, char **argv) {
     }
     int total = 0;
     MPI_Allreduce(&mt_errors, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) {
+        char tried[200];
+        snprintf(tried, sizeof tried,
+                 "%d ranks x %d threads under MPI_THREAD_MULTIPLE, each on its own communicator and all on "
+                 "MPI_COMM_WORLD (probes, matched probes, 8 B to 96 KiB)",
+                 size, THREADS);
+        mt_reliability_row("load", tried, "-", "%d wrong payloads or failed calls", total);
+    }
     MPI_Finalize();
     mt_report(rank, total);
     return total != 0;

@@ -4,9 +4,11 @@
 #ifndef OXMPI_MPITEST_H
 #define OXMPI_MPITEST_H
 #include <mpi.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 static int mt_errors = 0;
 
@@ -59,6 +61,27 @@ static inline void mt_report(int rank, int errors) {
         else
             printf("Found %d errors\n", errors);
     }
+    fflush(stdout);
+}
+
+/* This process's peak resident memory so far, in MiB. */
+static inline long mt_peak_rss_mib(void) {
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_maxrss / 1024;
+}
+
+/* Prints one row of docs/reliability.md's tables, `REPORT|area|tried|
+ * happened|left` (c_tests/run.sh collects them), `happened` formatted as
+ * by printf, in one write so rows of several ranks do not mix. */
+static inline void mt_reliability_row(const char *area, const char *tried, const char *left, const char *fmt,
+                                      ...) {
+    char happened[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(happened, sizeof happened, fmt, ap);
+    va_end(ap);
+    printf("REPORT|%s|%s|%s|%s\n", area, tried, happened, left);
     fflush(stdout);
 }
 

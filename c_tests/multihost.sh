@@ -155,7 +155,10 @@ err_matches() { [[ $ERR =~ $1 ]]; }
 sorted_out_is() { [ "$(sort <<<"$OUT")" = "$(sort <<<"$1")" ]; }
 sorted_err_is() { [ "$(sort <<<"$ERR")" = "$(sort <<<"$1")" ]; }
 out_has() { grep -qx -- "$1" "$WORK/out"; }
-faster_than() { [ "$MS" -lt "$1" ]; }
+# ended_early: the job ended on the fault, long before its other ranks'
+# 30 s sleep or the time limit would end it. No tighter bound: these
+# machines are noisy; the time measured goes to docs/reliability.md.
+ended_early() { [ "$MS" -lt 15000 ]; }
 
 new_piddir() {
     PIDDIR=$WORK/pids-$1
@@ -185,6 +188,14 @@ survivors() {
     done
 }
 none_left() { [ -z "$(survivors)" ]; }
+# report AREA: the current case as a row of docs/reliability.md (after
+# `finish`): exit status, time, mpiexec's first line on stderr, and what
+# of the case's processes is left on either "host".
+report() {
+    local left
+    left=$(survivors)
+    echo "REPORT|$1|two hosts (network namespaces): $CASE|exit $RC${MS:+ after $MS ms}${ERR:+; ${ERR%%$'\n'*}}|${left:+processes:$left}${left:-no process on either host}"
+}
 # proxy_in NS: the pid of the mpiexec proxy running in namespace NS.
 proxy_in() {
     local pid
@@ -314,6 +325,7 @@ pmi_client rank 1 of 4 ok local 1/2
 pmi_client rank 2 of 4 ok local 0/2
 pmi_client rank 3 of 4 ok local 1/2"
 finish
+report attack
 
 begin "a connection without the job secret is refused"
 run -hosts "$NS1:2,$NS2:2" sh -c \
@@ -322,6 +334,7 @@ expect "$(got)" rc_is 1
 expect "stderr: $ERR" err_matches "mpiexec: refused a PMI connection from $NET\.3:[0-9]+ \(rank 2\): wrong job secret"
 expect "stderr: $ERR" err_matches "mpiexec: rank 2 \(pid [0-9]+ on $NS2\) exited with code 1"
 finish
+report attack
 
 # ---------------------------------------------------------------- MPI
 if [ -x "$BIN/mpi_hello" ]; then
@@ -351,9 +364,10 @@ new_piddir exit3
 run -hosts "$NS1:2,$NS2:2" "$BIN/exit3" "$PIDDIR"
 expect "$(got)" rc_is 3
 expect "stderr: $ERR" err_matches "^mpiexec: rank 1 \(pid [0-9]+ on $NS1\) exited with code 3$"
-expect "took $MS ms" faster_than 5000
+expect "took ${MS} ms" ended_early
 expect "left behind:$(survivors)" none_left
 finish
+report fault
 
 begin "a lost host ends the job, naming it"
 new_piddir lost
@@ -362,17 +376,20 @@ timeout -k 2 "$LIMIT" "${MPX[@]}" -hosts "$NS1:2,$NS2:2" "$BIN/sleeper" "$PIDDIR
 launcher=$!
 wait_pids 4
 proxy=$(proxy_in "$NS2")
+start=$(($(date +%s%N) / 1000000))
 if [ -n "$proxy" ]; then
     kill -KILL "$proxy"
 fi
 wait "$launcher"
 RC=$?
+MS=$(($(date +%s%N) / 1000000 - start))
 ERR=$(cat "$WORK/err")
 expect "no proxy found in $NS2" test -n "$proxy"
 expect "$(got)" rc_is 255
 expect "stderr: $ERR" err_matches "^mpiexec: lost host $NS2: .* while ranks 2,3 ran there$"
 expect "left behind:$(survivors)" none_left
 finish
+report fault
 
 begin "SIGINT to mpiexec reaches the remote ranks"
 new_piddir int
@@ -380,14 +397,17 @@ timeout -k 2 "$LIMIT" env --default-signal=INT,TERM,HUP "${MPX[@]}" -hosts "$NS1
     "$BIN/sleeper" "$PIDDIR" 30 </dev/null >"$WORK/out" 2>"$WORK/err" &
 launcher=$!
 wait_pids 4
+start=$(($(date +%s%N) / 1000000))
 kill -INT "$(pgrep -P "$launcher" -f -- "$PIDDIR")"
 wait "$launcher"
 RC=$?
+MS=$(($(date +%s%N) / 1000000 - start))
 ERR=$(cat "$WORK/err")
 expect "$(got)" rc_is 130
 expect "stderr: $ERR" err_empty
 expect "left behind:$(survivors)" none_left
 finish
+report fault
 
 begin "remote ranks die with a SIGKILLed mpiexec"
 new_piddir killed
@@ -398,12 +418,14 @@ wait_pids 4
 kill -KILL "$launcher"
 expect "left behind:$(survivors)" none_left
 finish
+RC="none (killed)" MS="" ERR="" report fault
 
 begin "a host that does not exist"
 run -hosts "$NS1:1,${TAG}none:1" "$BIN/pmi_client" 1 "(vector,(0,2,1))"
 expect "$(got)" rc_is 255
 expect "stderr: $ERR" err_matches "mpiexec: lost host ${TAG}none: its launcher \`ip netns exec ${TAG}none\` exited with code [0-9]+ before its proxy connected back"
 finish
+report fault
 
 # ---------------------------------------------------------------- bad host lists
 # usage_case NAME ERR_REGEX MPIEXEC_ARGS...: exit 2, one line, nothing started.

@@ -36,8 +36,10 @@ C
 "$PREFIX/bin/mpicc" -o "$dir/nofin" "$dir/nofin.c" || exit 1
 errors=0
 for how in _exit return; do
+    start=$(($(date +%s%N) / 1000000))
     timeout -k 5 30 "$PREFIX/bin/mpiexec" -n 2 "$dir/nofin" "$how" > "$dir/out" 2> "$dir/err"
     rc=$?
+    ms=$(($(date +%s%N) / 1000000 - start))
     if [ "$rc" = 0 ] || [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
         echo "$how: mpiexec exited with $rc (expected the job to fail, not to succeed or hang)"
         errors=$((errors + 1))
@@ -47,10 +49,13 @@ for how in _exit return; do
         errors=$((errors + 1))
     fi
     sleep 0.2
-    if pgrep -f "$dir/nofin" > /dev/null; then
+    left=$(pgrep -f "$dir/nofin" | tr '\n' ' ')
+    if [ -n "$left" ]; then
         echo "$how: ranks left running"
         errors=$((errors + 1))
     fi
+    [ "$how" = return ] && how="returns from main"
+    echo "REPORT|fault|2 ranks, rank 1 $how without MPI_Finalize while rank 0 waits in MPI_Recv from it|exit $rc after $ms ms; $(head -n 1 "$dir/err")|${left:+processes: }${left:-no process}"
 done
 timeout -k 5 30 "$PREFIX/bin/mpiexec" -n 2 "$dir/nofin" session > "$dir/out" 2> "$dir/err"
 rc=$?

@@ -11,7 +11,11 @@
 # OXMPI_TEST_EXTRA_ENV (VAR=value words added to every C test's
 # environment, e.g. OXMPI_TRANSPORT=tcp for the TCP pass; a test's own
 # settings win), OXMPI_TEST_SKIP_SCRIPTS=1 (run only the C tests),
-# OXMPI_TEST_LABEL (a word added to every result line, e.g. "debug").
+# OXMPI_TEST_LABEL (a word added to every result line, e.g. "debug"),
+# OXMPI_TEST_REPORT (a file: every line `REPORT|area|tried|happened|left`
+# a test prints is appended to it after the test's label, and its result
+# unless it passed; tools/reliability_report.py makes docs/reliability.md's
+# tables of them).
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -74,23 +78,33 @@ while read -r line; do
         rc=$?
     fi
     if [ "$rc" = 77 ]; then
+        verdict=SKIP
         echo "SKIP $label: $(tail -n 1 "$out")"
     elif [ "$rc" = 0 ] && grep -qx "No Errors" "$out"; then
+        verdict=PASS
         # Quiet by default: a correct run prints nothing of oxmpi's own.
         if [[ "$name" != *.sh ]] && [[ " ${envs[*]:-} " != *OXMPI_LOG* ]] \
             && grep -qE '^(oxmpi:|\[(TRACE|DEBUG|INFO|WARN|ERROR)|mpiexec:)' "$out"; then
+            verdict=FAIL
             echo "FAIL $label"
             echo "--- FAIL $label: oxmpi printed diagnostics in a correct run"
             grep -E '^(oxmpi:|\[|mpiexec:)' "$out" | head -n 10
             status=1
-            continue
+        else
+            echo "PASS $label"
         fi
-        echo "PASS $label"
     else
+        verdict=FAIL
         echo "FAIL $label"
         echo "--- FAIL $label: exit $rc$([ "$rc" = 124 ] && echo ' (timed out)')"
         tail -n 40 "$out"
         status=1
+    fi
+    # The rows of docs/reliability.md this test printed, after its label.
+    if [ -n "${OXMPI_TEST_REPORT:-}" ]; then
+        tag=$label
+        [ "$verdict" = PASS ] || tag="$label: $verdict"
+        grep '^REPORT|' "$out" | sed "s#^REPORT#${tag//#/_}#" >> "$OXMPI_TEST_REPORT"
     fi
 done < c_tests/testlist
 if [ "$seen" != "$listed" ]; then

@@ -20,8 +20,10 @@ record() { # name status(0 pass, 77 skip, else fail)
 
 mkdir -p build
 echo "== Rust unit tests"
-cargo test --release --quiet 2>&1 | tail -n 30
-record "rust-unit-tests" "${PIPESTATUS[0]}"
+cargo test --release > build/unit-tests.log 2>&1
+status=$?
+grep -E '^test result:|FAILED|panicked' build/unit-tests.log | tail -n 30
+record "rust-unit-tests" "$status"
 
 echo "== cargo fmt --check, cargo clippy -D warnings"
 cargo fmt --check > build/fmt.log 2>&1
@@ -74,7 +76,9 @@ c_pass() { # label log [VAR=value ...]
 }
 
 echo "== C tests"
-c_pass "shm" build/c_tests.log OXMPI_PREFIX="$STAGE"
+# Its REPORT rows become the tables of docs/reliability.md (see the end).
+rm -f build/reliability-rows.txt
+c_pass "shm" build/c_tests.log OXMPI_PREFIX="$STAGE" OXMPI_TEST_REPORT="$ROOT/build/reliability-rows.txt"
 
 echo "== C tests again over TCP only (OXMPI_TRANSPORT=tcp)"
 c_pass "tcp" build/c_tests_tcp.log OXMPI_PREFIX="$STAGE" \
@@ -90,6 +94,11 @@ else
     tail -n 20 build/stage-debug.log
     record "stage-debug" 1
 fi
+
+echo "== reliability tables (docs/reliability.md; make reliability-report rewrites them there)"
+touch build/reliability-rows.txt
+python3 tools/reliability_report.py build/reliability-rows.txt build/unit-tests.log build/reliability.md
+record "reliability-tables" "$?"
 
 if [ ${#failures[@]} -gt 0 ]; then
     echo "== failures: ${failures[*]} (details in build/c_tests.log and above)"
