@@ -1,8 +1,9 @@
 #!/bin/bash
 # Bad input across the whole function table: tools/gen_bad_input.py writes a
 # program that calls every implemented function (both forms of a twin) once
-# per argument it can make invalid (a garbage handle, a negative count or
-# tag, a NULL output, a rank out of range), with every other argument
+# per argument it can make invalid (a handle that is a garbage integer,
+# null, freed or of another kind, an uncommitted datatype, a negative count
+# or tag, a NULL output, a rank out of range), with every other argument
 # harmless, under MPI_ERRORS_RETURN; each call must return the class of the
 # invalid argument, and none may crash or hang. Runs on 1 and 2 processes.
 set -u
@@ -19,7 +20,7 @@ for n in 1 2; do
     timeout -k 5 120 "$PREFIX/bin/mpiexec" -n "$n" "$dir/bad_input" > "$dir/out" 2> "$dir/calls"
     rc=$?
     summary=$(sed -n 's/^rank 0: //p' "$dir/out")
-    echo "REPORT|bad input|$functions functions (every implemented one, both forms of a twin), each called once per argument made invalid (garbage or freed handle, NULL, negative or huge count, rank, tag or root out of range), MPI_ERRORS_RETURN, $n process(es)|exit $rc: ${summary:-no summary (it crashed or hung at: $(tail -n 1 "$dir/calls"))}|-"
+    echo "REPORT|bad input|$functions functions (every implemented one, both forms of a twin), each called once per argument made invalid (a handle that is a garbage integer, null, freed or of another kind; an uncommitted datatype; a NULL output; a negative count or tag; a rank or root out of range), MPI_ERRORS_RETURN, $n process(es)|exit $rc: ${summary:-no summary (it crashed or hung at: $(tail -n 1 "$dir/calls"))}|-"
     if [ "$rc" != 0 ] || ! grep -q '^No Errors$' "$dir/out"; then
         echo "on $n processes: exit $rc; the last call made: $(tail -n 1 "$dir/calls")"
         grep -v '^No Errors$' "$dir/out" | head -n 40

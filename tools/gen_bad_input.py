@@ -10,9 +10,12 @@ The C types come from the generated header (include/mpi.h), the parameter
 kinds (count, tag, out T...) from the table, so neither is written twice.
 
 Invalid arguments and the class each must give:
-- a garbage handle of a by-value handle parameter: its object's class
-  (MPI_ERR_COMM, MPI_ERR_TYPE, MPI_ERR_GROUP, MPI_ERR_OP, MPI_ERR_INFO,
-  MPI_ERR_SESSION, MPI_ERR_REQUEST; an error handler: MPI_ERR_ARG);
+- a garbage integer, the null handle (where null is not allowed), a freed
+  handle and a handle of another kind for a by-value handle parameter: its
+  object's class (MPI_ERR_COMM, MPI_ERR_TYPE, MPI_ERR_GROUP, MPI_ERR_OP,
+  MPI_ERR_INFO, MPI_ERR_SESSION, MPI_ERR_REQUEST; an error handler:
+  MPI_ERR_ARG);
+- an uncommitted datatype describing a buffer: MPI_ERR_TYPE;
 - -1 for a `count`: MPI_ERR_COUNT; -5 for a `tag`/`any_tag`: MPI_ERR_TAG;
 - NULL for an `out T`: MPI_ERR_ARG;
 - 1000 for a destination or source rank: MPI_ERR_RANK; for a root:
@@ -42,6 +45,85 @@ HANDLES = {
     "MPI_Win": ("MPI_WIN_NULL", None, None),
     "MPI_File": ("MPI_FILE_NULL", None, None),
 }
+
+# More invalid values of a by-value handle parameter, each (what, C
+# expression), with the class of the garbage value: the null handle (where
+# null is not a valid argument: MPI_INFO_NULL and MPI_REQUEST_NULL are),
+# a handle freed at the start of main (FREED_SETUP; oxmpi reuses a freed
+# slot only after every older free one, and every call here fails, so
+# nothing takes it), and a valid handle of another kind.
+MORE_BAD = {
+    "MPI_Comm": [("null", "MPI_COMM_NULL"), ("freed", "freed_comm"), ("wrong-kind", "((MPI_Comm)MPI_INT)")],
+    "MPI_Datatype": [
+        ("null", "MPI_DATATYPE_NULL"),
+        ("freed", "freed_type"),
+        ("wrong-kind", "((MPI_Datatype)MPI_COMM_WORLD)"),
+    ],
+    "MPI_Group": [("null", "MPI_GROUP_NULL"), ("freed", "freed_group"), ("wrong-kind", "((MPI_Group)MPI_COMM_SELF)")],
+    "MPI_Op": [("null", "MPI_OP_NULL"), ("freed", "freed_op"), ("wrong-kind", "((MPI_Op)MPI_INT)")],
+    "MPI_Info": [("freed", "freed_info"), ("wrong-kind", "((MPI_Info)MPI_COMM_WORLD)")],
+    "MPI_Errhandler": [
+        ("null", "MPI_ERRHANDLER_NULL"),
+        ("freed", "freed_errhandler"),
+        ("wrong-kind", "((MPI_Errhandler)MPI_COMM_WORLD)"),
+    ],
+    "MPI_Session": [
+        ("null", "MPI_SESSION_NULL"),
+        ("freed", "freed_session"),
+        ("wrong-kind", "((MPI_Session)MPI_COMM_WORLD)"),
+    ],
+    "MPI_Request": [("wrong-kind", "((MPI_Request)MPI_COMM_WORLD)")],
+}
+FREED_SETUP = """\
+static MPI_Comm freed_comm;
+static MPI_Datatype freed_type, uncommitted_type;
+static MPI_Group freed_group;
+static MPI_Op freed_op;
+static MPI_Info freed_info;
+static MPI_Errhandler freed_errhandler;
+static MPI_Session freed_session;
+static void no_op(void *in, void *inout, int *len, MPI_Datatype *type) {
+    (void)in; (void)inout; (void)len; (void)type;
+}
+static void no_handler(MPI_Comm *comm, int *code, ...) { (void)comm; (void)code; }
+/* One handle of each kind, freed (the variable keeps the old value), and
+ * a datatype never committed. */
+static void make_bad_handles(void) {
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_SELF, &c);
+    freed_comm = c;
+    MPI_Comm_free(&c);
+    MPI_Datatype t;
+    MPI_Type_contiguous(2, MPI_INT, &t);
+    MPI_Type_commit(&t);
+    freed_type = t;
+    MPI_Type_free(&t);
+    MPI_Type_contiguous(2, MPI_INT, &uncommitted_type);
+    MPI_Group g;
+    MPI_Comm_group(MPI_COMM_WORLD, &g);
+    freed_group = g;
+    MPI_Group_free(&g);
+    MPI_Op o;
+    MPI_Op_create(no_op, 1, &o);
+    freed_op = o;
+    MPI_Op_free(&o);
+    MPI_Info i;
+    MPI_Info_create(&i);
+    freed_info = i;
+    MPI_Info_free(&i);
+    MPI_Errhandler e;
+    MPI_Comm_create_errhandler(no_handler, &e);
+    freed_errhandler = e;
+    MPI_Errhandler_free(&e);
+    MPI_Session s;
+    MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s);
+    freed_session = s;
+    MPI_Session_finalize(&s);
+}
+"""
+# Datatype parameters that describe a buffer's data, which must be
+# committed (MPI_ERR_TYPE otherwise) in a call that has a buffer.
+BUFFER_TYPES = {"datatype", "sendtype", "recvtype"}
 
 # Calls whose request argument names a request to complete, start or free.
 REQUEST_USERS = {
@@ -147,6 +229,11 @@ def mutations(fname, params, kinds):
         kind = kinds.get(name, "")
         if ctype in HANDLES and HANDLES[ctype][1]:
             yield name, HANDLES[ctype][1], HANDLES[ctype][2]
+            for what, value in MORE_BAD.get(ctype, []):
+                yield f"{name} ({what})", value, HANDLES[ctype][2]
+            has_buffer = any("buf" in n for _, n in params)
+            if ctype == "MPI_Datatype" and name in BUFFER_TYPES and has_buffer:
+                yield f"{name} (uncommitted)", "uncommitted_type", "MPI_ERR_TYPE"
         elif kind == "count":
             yield name, "-1", "MPI_ERR_COUNT"
         elif kind in ("tag", "any_tag"):
@@ -175,8 +262,9 @@ def main():
         if ret != "int":
             continue
         for pname, value, expected in mutations(fname, params, kinds):
-            args = [value if n == pname else default(t, kinds.get(n, ""), n) for t, n in params]
-            expected = EXCEPTIONS.get((fname, pname), (expected,))[0]
+            target = pname.split(" ")[0]
+            args = [value if n == target else default(t, kinds.get(n, ""), n) for t, n in params]
+            expected = EXCEPTIONS.get((fname, target), (expected,))[0]
             calls.append((fname, pname, f"{fname}({', '.join(args)})", expected))
     print("/* Generated by tools/gen_bad_input.py from the function table. */")
     print('#include "mpitest.h"')
@@ -185,6 +273,7 @@ def main():
     print("static MPI_Session session;")
     print("static MPI_Request bad_request = (MPI_Request)0x2bad0008;")
     print("static int checked, wrong;")
+    print(FREED_SETUP)
     print("static void expect(const char *call, const char *param, int rc, int expected, const char *name) {")
     print("    int cls = rc == MPI_SUCCESS ? MPI_SUCCESS : mt_class(rc);")
     print("    checked++;")
@@ -199,10 +288,12 @@ def main():
     print("    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);")
     print("    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);")
     print("    MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &session);")
+    print("    make_bad_handles();")
     for fname, pname, call, expected in calls:
         print(f'    memset(scratch, 0, sizeof scratch);')
         print(f'    fprintf(stderr, "{fname} {pname}\\n");')
         print(f'    expect("{fname}", "{pname}", {call}, {expected}, "{expected}");')
+    print("    MPI_Type_free(&uncommitted_type);")
     print("    MPI_Session_finalize(&session);")
     print('    printf("rank %d: %d calls with an invalid argument, %d gave another class\\n", rank, checked, wrong);')
     print("    MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);")
