@@ -547,6 +547,7 @@ if [ "${MULTIHOST_P2P:-1}" = 1 ]; then
                 WHY="does not compile: $(head -c 300 "$WORK/cc.err")"
             fi
             finish
+            [ -z "$names" ] && report fault
         done
     done
 else
