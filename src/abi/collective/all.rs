@@ -28,7 +28,7 @@ pub unsafe fn barrier(comm: MPI_Comm) -> MpiResult {
 pub unsafe fn ibarrier(comm: MPI_Comm, request: &mut MPI_Request) -> MpiResult {
     let ch = channel(comm)?;
     *request =
-        crate::core::collective::executor::start(barrier_algorithm::barrier(Call::start(ch)))?;
+        crate::core::collective::executor::start(Call::start(ch).run(barrier_algorithm::barrier))?;
     Ok(())
 }
 
@@ -61,7 +61,7 @@ unsafe fn allgather_op(
         )
     }?;
     check_not_aliased(sendbuf, recvbuf, send.as_ref())?;
-    Ok(gather::allgather(Call::start(ch), send, recv))
+    Ok(Call::start(ch).run(move |call| gather::allgather(call, send, recv)))
 }
 
 blocking_and_nonblocking!(
@@ -93,7 +93,7 @@ unsafe fn allgatherv_op(
     // collective completes.
     let recvs = unsafe { v_buffers(recvbuf, recvcounts, displs, recvtype, p, "recv") }?;
     check_not_aliased(sendbuf, recvbuf, send.as_ref())?;
-    Ok(gather::allgatherv(Call::start(ch), send, recvs))
+    Ok(Call::start(ch).run(move |call| gather::allgatherv(call, send, recvs)))
 }
 
 blocking_and_nonblocking!(
@@ -128,7 +128,7 @@ unsafe fn alltoall_op(
     // until the alltoall completes (MPI's contract).
     let recv = unsafe { typed_buffer(recvbuf, recvcount, "recvcount", recvtype, p, "recvbuf") }?;
     check_not_aliased(sendbuf, recvbuf, send.as_ref())?;
-    Ok(alltoall::alltoall(Call::start(ch), send, recv))
+    Ok(Call::start(ch).run(move |call| alltoall::alltoall(call, send, recv)))
 }
 
 blocking_and_nonblocking!(
@@ -166,7 +166,7 @@ unsafe fn alltoallw_op(
         .as_ref()
         .and_then(|s| s.iter().find(|b| !b.is_empty()));
     check_not_aliased(send.buf, recv.buf, any_sent)?;
-    Ok(alltoall::alltoallw(Call::start(ch), sends, recvs))
+    Ok(Call::start(ch).run(move |call| alltoall::alltoallw(call, sends, recvs)))
 }
 
 blocking_and_nonblocking!(

@@ -89,13 +89,7 @@ unsafe fn reduce_op(
         // (MPI's contract).
         (unsafe { user_buffer(sendbuf, n, &dt, "sendbuf") }?, None)
     };
-    Ok(reduce::reduce(
-        Call::start(ch),
-        contribution,
-        result,
-        red,
-        root,
-    ))
+    Ok(Call::start(ch).run(move |call| reduce::reduce(call, contribution, result, red, root)))
 }
 
 blocking_and_nonblocking!(
@@ -121,12 +115,7 @@ unsafe fn allreduce_op(
     // SAFETY: MPI_Allreduce's contract: `sendbuf` (or MPI_IN_PLACE) and
     // `recvbuf` hold `n` elements of `dt` until the collective completes.
     let (contribution, result) = unsafe { in_out(sendbuf, recvbuf, n, n, &dt) }?;
-    Ok(reduce::allreduce(
-        Call::start(ch),
-        contribution,
-        result,
-        red,
-    ))
+    Ok(Call::start(ch).run(move |call| reduce::allreduce(call, contribution, result, red)))
 }
 
 blocking_and_nonblocking!(
@@ -175,13 +164,8 @@ unsafe fn reduce_scatter_op(
     // the `total` elements to reduce, `recvbuf` this member's
     // `counts[ch.rank]`, until the collective completes.
     let (contribution, result) = unsafe { in_out(sendbuf, recvbuf, total, counts[ch.rank], &dt) }?;
-    Ok(reduce::reduce_scatter(
-        Call::start(ch),
-        contribution,
-        result,
-        counts,
-        red,
-    ))
+    Ok(Call::start(ch)
+        .run(move |call| reduce::reduce_scatter(call, contribution, result, counts, red)))
 }
 
 blocking_and_nonblocking!(
@@ -216,13 +200,7 @@ unsafe fn scan_op(
     // SAFETY: MPI_Scan/Exscan's contract: `sendbuf` (or MPI_IN_PLACE) and
     // `recvbuf` hold `n` elements of `dt` until the collective completes.
     let (contribution, result) = unsafe { in_out(sendbuf, recvbuf, n, n, &dt) }?;
-    Ok(scan::scan(
-        Call::start(ch),
-        contribution,
-        result,
-        red,
-        prefix,
-    ))
+    Ok(Call::start(ch).run(move |call| scan::scan(call, contribution, result, red, prefix)))
 }
 
 blocking_and_nonblocking!(

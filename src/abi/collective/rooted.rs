@@ -26,7 +26,7 @@ unsafe fn bcast_op(
     // SAFETY: MPI_Bcast's contract: `buffer` holds `n` elements of `datatype`
     // until the broadcast completes.
     let buf = unsafe { typed_buffer(buffer, n, "count", datatype, 1, "buffer") }?;
-    Ok(bcast::bcast(Call::start(ch), buf, root))
+    Ok(Call::start(ch).run(move |call| bcast::bcast(call, buf, root)))
 }
 
 blocking_and_nonblocking!(
@@ -64,7 +64,7 @@ unsafe fn gather_op(
     // SAFETY: MPI_Gather's contract: `sendbuf` (or MPI_IN_PLACE at the root)
     // holds `sendcount` elements of `sendtype` until the gather completes.
     let send = unsafe { block_side(sendbuf, sendcount, sendtype, me == root, "send") }?;
-    Ok(gather::gather(Call::start(ch), send, recv, root))
+    Ok(Call::start(ch).run(move |call| gather::gather(call, send, recv, root)))
 }
 
 blocking_and_nonblocking!(
@@ -102,7 +102,7 @@ unsafe fn gatherv_op(
     // SAFETY: MPI_Gatherv's contract: `sendbuf` (or MPI_IN_PLACE at the root)
     // holds `sendcount` elements of `sendtype` until the gather completes.
     let send = unsafe { block_side(sendbuf, sendcount, sendtype, me == root, "send") }?;
-    Ok(gather::gatherv(Call::start(ch), send, recvs, root))
+    Ok(Call::start(ch).run(move |call| gather::gatherv(call, send, recvs, root)))
 }
 
 blocking_and_nonblocking!(
@@ -143,7 +143,7 @@ unsafe fn scatter_op(
     // SAFETY: MPI_Scatter's contract: `recvbuf` (or MPI_IN_PLACE at the root)
     // holds `recvcount` elements of `recvtype` until the scatter completes.
     let recv = unsafe { block_side(recvbuf, recvcount, recvtype, me == root, "recv") }?;
-    Ok(scatter::scatter(Call::start(ch), send, recv, root))
+    Ok(Call::start(ch).run(move |call| scatter::scatter(call, send, recv, root)))
 }
 
 blocking_and_nonblocking!(
@@ -181,7 +181,7 @@ unsafe fn scatterv_op(
     // SAFETY: MPI_Scatterv's contract: `recvbuf` (or MPI_IN_PLACE at the root)
     // holds `recvcount` elements of `recvtype` until the scatter completes.
     let recv = unsafe { block_side(recvbuf, recvcount, recvtype, me == root, "recv") }?;
-    Ok(scatter::scatterv(Call::start(ch), sends, recv, root))
+    Ok(Call::start(ch).run(move |call| scatter::scatterv(call, sends, recv, root)))
 }
 
 blocking_and_nonblocking!(

@@ -14,8 +14,16 @@
 //! of it. Dropping a posted operation that was never completed (an error
 //! path) cancels it if it can and otherwise waits for it, never leaving the
 //! engine with a dangling buffer.
+//!
+//! Mismatched calls: a member that receives more than its block (the
+//! members' counts or datatypes disagree: an erroneous program) keeps what
+//! fits and, in a call run with [`Call::run`], goes on with its part of the
+//! algorithm, returning `MPI_ERR_TRUNCATE` at the end; stopping at once
+//! would leave the members that wait for what it forwards hanging.
+use std::future::Future;
 use std::marker::PhantomData;
 use std::os::raw::c_int;
+use std::sync::{Arc, Mutex};
 use std::task::Poll;
 
 use super::channel::Channel;
@@ -30,6 +38,9 @@ use crate::mpi_abi::types::{MPI_Comm, MPI_Request, MPI_Status};
 pub struct Call {
     pub ch: Channel,
     pub tag: c_int,
+    /// Set by [`Call::run`]: where the first truncated receive is kept
+    /// until the algorithm ends, instead of ending it.
+    truncated: Option<Arc<Mutex<Option<MpiError>>>>,
 }
 
 /// A send or receive started for a call; completed by [`Call::complete`].
@@ -43,13 +54,42 @@ impl Call {
     /// Starts a collective call on `ch` with the next tag of its sequence.
     pub fn start(ch: Channel) -> Call {
         let tag = sequence::next_tag(ch.context_id);
-        Call { ch, tag }
+        Call {
+            ch,
+            tag,
+            truncated: None,
+        }
+    }
+
+    /// The future of `algorithm` run on this call, which finishes its part
+    /// even after a truncated receive and then returns that error (see the
+    /// module documentation); any other error ends it at once.
+    pub fn run<T, Fut>(
+        mut self,
+        algorithm: impl FnOnce(Call) -> Fut,
+    ) -> impl Future<Output = MpiResult<T>> + Send + 'static
+    where
+        Fut: Future<Output = MpiResult<T>> + Send + 'static,
+        T: Send + 'static,
+    {
+        let truncated = Arc::new(Mutex::new(None));
+        self.truncated = Some(truncated.clone());
+        let work = algorithm(self);
+        async move {
+            let value = work.await?;
+            let kept = truncated.lock().unwrap_or_else(|e| e.into_inner()).take();
+            kept.map_or(Ok(value), Err)
+        }
     }
 
     /// A call with a fixed tag (oxmpi's internal agreements, which run
     /// one at a time and outside the sequence).
     pub fn with_tag(ch: Channel, tag: c_int) -> Call {
-        Call { ch, tag }
+        Call {
+            ch,
+            tag,
+            truncated: None,
+        }
     }
 
     /// The channel of an intracommunicator handle (`MPI_ERR_COMM` if
@@ -95,7 +135,9 @@ impl Call {
     }
 
     /// Waits for all of `posted`; the first failure (a truncated receive,
-    /// a transport error) is the result, once every one has finished.
+    /// a transport error) is the result, once every one has finished. In a
+    /// call run with [`Call::run`] a truncated receive is kept for the end
+    /// instead.
     pub async fn complete(&self, mut posted: Vec<Posted<'_>>) -> MpiResult {
         let mut first_error: Option<MpiError> = None;
         std::future::poll_fn(|_| {
@@ -121,7 +163,15 @@ impl Call {
             }
         })
         .await;
-        first_error.map_or(Ok(()), Err)
+        match (first_error, &self.truncated) {
+            (Some(e), Some(kept)) if e.class == MPI_ERR_TRUNCATE => {
+                kept.lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .get_or_insert(e);
+                Ok(())
+            }
+            (first, _) => first.map_or(Ok(()), Err),
+        }
     }
 
     pub async fn send(&self, dest: usize, data: &[u8]) -> MpiResult {
