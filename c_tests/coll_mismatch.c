@@ -1,0 +1,70 @@
+/* Collectives whose members disagree on the amount of data (erroneous
+ * programs, detectable when a member receives more than it expects): under
+ * MPI_ERRORS_RETURN no member crashes or hangs, each returns MPI_SUCCESS
+ * or MPI_ERR_TRUNCATE, at least one member notices (the root of an
+ * MPI_Gather that gets more from another rank always does; elsewhere who
+ * notices depends on the algorithm: a member that received too much
+ * forwards only what fits), and the communicator works normally
+ * afterwards. Before, a member that noticed stopped at once and the
+ * members waiting for what it would forward hung. */
+#include "mpitest.h"
+
+static int rank, size, noticed_total;
+
+/* Checks one call's result: `must` says this member has to notice; in
+ * any case at least one member must. */
+static void judge(const char *what, int rc, int must) {
+    int cls = rc == MPI_SUCCESS ? MPI_SUCCESS : mt_class(rc);
+    CHECK(cls == MPI_SUCCESS || cls == MPI_ERR_TRUNCATE, "%s: class %d", what, cls);
+    if (must) CHECK(cls == MPI_ERR_TRUNCATE, "%s: not noticed (class %d)", what, cls);
+    int noticed = cls == MPI_ERR_TRUNCATE, all = 0;
+    MPI_Allreduce(&noticed, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    noticed_total += all;
+    CHECK(all > 0, "%s: no member noticed", what);
+    /* The communicator still works: a barrier and a correct reduction. */
+    int one = 1, sum = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS && sum == size,
+          "%s: the allreduce afterwards gave %d", what, sum);
+}
+
+int main(int argc, char **argv) {
+    mt_init(&argc, &argv, &rank, &size);
+    if (size < 2) mt_skip(rank, "needs 2 processes");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int *buf = calloc(65536, sizeof(int)), *out = calloc(65536 * (size_t)size, sizeof(int));
+    /* Short, medium and long messages (different algorithms: the long
+     * broadcast scatters, then gathers around a ring, on 8 or more). */
+    static const int lengths[] = {4, 1024, 32768};
+    for (int l = 0; l < 3; l++) {
+        int n = lengths[l];
+        int big = 2 * n;
+        judge("MPI_Bcast, the root sends more", MPI_Bcast(buf, rank == 0 ? big : n, MPI_INT, 0, MPI_COMM_WORLD), 0);
+        judge("MPI_Bcast, the root sends doubles, the others expect ints",
+              MPI_Bcast(buf, n, rank == 0 ? MPI_DOUBLE : MPI_INT, 0, MPI_COMM_WORLD), 0);
+        judge("MPI_Gather, rank 1 sends more",
+              MPI_Gather(buf, rank == 1 ? big : n, MPI_INT, out, n, MPI_INT, 0, MPI_COMM_WORLD), rank == 0);
+        judge("MPI_Reduce, rank 1 sends more",
+              MPI_Reduce(buf, out, rank == 1 ? big : n, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD), 0);
+        judge("MPI_Allreduce, rank 1 sends more",
+              MPI_Allreduce(buf, out, rank == 1 ? big : n, MPI_INT, MPI_SUM, MPI_COMM_WORLD), 0);
+    }
+    int errors = mt_errors;
+    MPI_Allreduce(MPI_IN_PLACE, &errors, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) {
+        char tried[200];
+        snprintf(tried, sizeof tried,
+                 "collectives whose %d members disagree on counts or types (bcast, gather, reduce, allreduce; "
+                 "short and long)",
+                 size);
+        mt_reliability_row("bad input", tried, "-",
+                           "%d MPI_ERR_TRUNCATE returned where a member received more than it expected, %d "
+                           "other errors; the communicator worked afterwards",
+                           noticed_total, errors);
+    }
+    free(buf);
+    free(out);
+    MPI_Finalize();
+    mt_report(rank, errors);
+    return errors != 0;
+}
