@@ -22,8 +22,7 @@ pub(crate) fn in_place(p: *const c_void) -> bool {
 }
 
 /// Checks a buffer argument that must hold data: not `MPI_IN_PLACE`, and
-/// not NULL when it holds data of a predefined type (a derived type may
-/// address absolute memory from `MPI_BOTTOM`, which is NULL).
+/// not NULL unless it may be `MPI_BOTTOM` ([`Datatype::may_be_at_bottom`]).
 pub(crate) fn user_buffer_check(
     buf: *const c_void,
     count: usize,
@@ -36,7 +35,7 @@ pub(crate) fn user_buffer_check(
             format!("MPI_IN_PLACE is not valid as {name} here"),
         ));
     }
-    if buf.is_null() && count > 0 && dt.size() > 0 && dt.is_predefined() {
+    if buf.is_null() && !dt.may_be_at_bottom(count) {
         return Err(MpiError::new(
             MPI_ERR_BUFFER,
             format!("{name} is NULL but holds {count} elements"),

@@ -47,7 +47,8 @@ pub enum Mode {
 }
 
 /// A message buffer from the C arguments: the datatype is committed, the
-/// size representable, and the address NULL only for an empty message.
+/// size representable, and the address NULL only for an empty message or
+/// `MPI_BOTTOM` with absolute displacements.
 ///
 /// # Safety
 /// `buf` must hold (or have room for) `n` elements of `datatype` until the
@@ -68,15 +69,16 @@ pub(super) unsafe fn message_buffer(
                 format!("{n} elements of this datatype do not fit in memory"),
             )
         })?;
-    if buf.is_null() && bytes > 0 {
+    if buf.is_null() && bytes > 0 && !dt.may_be_at_bottom(n) {
         return Err(MpiError::new(
             MPI_ERR_BUFFER,
-            "buffer is NULL but the message is not empty",
+            "buffer is NULL but the message is not empty (MPI_BOTTOM needs a datatype of absolute addresses)",
         ));
     }
     // SAFETY: `buf` holds (or has room for) `n` elements of `dt` until the
     // operation completes (this function's contract, MPI's for message
-    // buffers); NULL was rejected above unless the message is empty.
+    // buffers); NULL was rejected above unless the message is empty or
+    // the datatype's displacements are absolute addresses (MPI_BOTTOM).
     Ok(unsafe { UserBuffer::new(buf, n, dt) })
 }
 

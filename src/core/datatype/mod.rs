@@ -158,6 +158,16 @@ impl Datatype {
         self.true_ub
     }
 
+    /// Whether a buffer of `count` elements of this type may be at address
+    /// 0 (`MPI_BOTTOM`, which is NULL in this ABI): when it holds no data,
+    /// or when its data does not start at displacement 0, as in a type
+    /// built from `MPI_Get_address` displacements. A predefined type, or a
+    /// derived one whose data starts at 0, at NULL is a missing buffer (the
+    /// rule MPICH applies).
+    pub fn may_be_at_bottom(&self, count: usize) -> bool {
+        count == 0 || self.size == 0 || (!self.is_predefined() && self.true_lb != 0)
+    }
+
     pub fn true_extent(&self) -> isize {
         self.true_ub - self.true_lb
     }
