@@ -69,7 +69,7 @@ int main(int argc, char **argv) {
     CHECK_CLASS(MPI_Scan(a, b, 1, MPI_INT, MPI_MAXLOC, w), MPI_ERR_OP);
     CHECK_CLASS(MPI_Exscan(a, b, 1, MPI_C_BOOL, MPI_SUM, w), MPI_ERR_OP);
     CHECK_CLASS(MPI_Reduce_scatter_block(a, b, 1, MPI_INT, MPI_REPLACE, w), MPI_ERR_OP);
-    CHECK_CLASS(MPI_Iallreduce(a, b, 1, MPI_FLOAT, MPI_LXOR, w, &req), MPI_ERR_OP);
+    CHECK_CLASS(MPI_Iallreduce(a, b, 1, MPI_C_FLOAT_COMPLEX, MPI_LXOR, w, &req), MPI_ERR_OP);
     CHECK_CLASS(MPI_Reduce_local(a, b, 1, MPI_INT, MPI_NO_OP), MPI_ERR_OP);
 
     /* MPI_ERR_BUFFER */

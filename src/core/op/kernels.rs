@@ -7,7 +7,9 @@
 //! |-----------------|----------------------------------------------------------------|
 //! | MAX, MIN        | integers, `MPI_AINT`/`OFFSET`/`COUNT`, floating point          |
 //! | SUM, PROD       | the same, and complex                                          |
-//! | LAND, LOR, LXOR | integers, C `bool`, Fortran `LOGICAL`                          |
+//! | LAND, LOR, LXOR | integers, C `bool`, Fortran `LOGICAL`, and as MPICH also       |
+//! |                 | `MPI_AINT`/`OFFSET`/`COUNT` and the real floating-point types  |
+//! |                 | but binary128 (result 1 or 0 in the operands' type)            |
 //! | BAND, BOR, BXOR | integers, `MPI_AINT`/`OFFSET`/`COUNT`, `MPI_BYTE`              |
 //! | MINLOC, MAXLOC  | the pair types                                                 |
 //! | REPLACE, NO_OP  | every kind (RMA accumulates)                                   |
@@ -45,7 +47,14 @@ pub fn supports(op: BuiltinOp, kind: BasicKind) -> bool {
     match op {
         Max | Min => integer || address || float,
         Sum | Prod => (integer || address || float || complex) && arithmetic_ok,
-        Land | Lor | Lxor => integer || matches!(kind, Bool | Logical),
+        Land | Lor | Lxor => {
+            integer
+                || address
+                || matches!(
+                    kind,
+                    Bool | Logical | Float16 | Float32 | Float64 | LongDouble
+                )
+        }
         Band | Bor | Bxor => integer || address || kind == Byte,
         Minloc | Maxloc => kind.pair_parts().is_some(),
         Replace | NoOp => true,
@@ -148,9 +157,9 @@ macro_rules! integer {
                 Min => each::<$t>(input, inout, min),
                 Sum => each::<$t>(input, inout, <$t>::wrapping_add),
                 Prod => each::<$t>(input, inout, <$t>::wrapping_mul),
-                Land => each::<$t>(input, inout, |a, b| (a != 0 && b != 0) as $t),
-                Lor => each::<$t>(input, inout, |a, b| (a != 0 || b != 0) as $t),
-                Lxor => each::<$t>(input, inout, |a, b| ((a != 0) != (b != 0)) as $t),
+                Land | Lor | Lxor => {
+                    each::<$t>(input, inout, |a, b| logical(op, a != 0, b != 0) as $t)
+                }
                 Band => each::<$t>(input, inout, |a, b| a & b),
                 Bor => each::<$t>(input, inout, |a, b| a | b),
                 Bxor => each::<$t>(input, inout, |a, b| a ^ b),
@@ -176,6 +185,9 @@ macro_rules! float {
                 Min => each::<$t>(input, inout, min),
                 Sum => each::<$t>(input, inout, |a, b| a + b),
                 Prod => each::<$t>(input, inout, |a, b| a * b),
+                Land | Lor | Lxor => each::<$t>(input, inout, |a, b| {
+                    <$t>::from(u8::from(logical(op, a != 0.0, b != 0.0)))
+                }),
                 _ => unreachable!("{op:?} on a floating-point type"),
             }
         }
@@ -210,6 +222,9 @@ fn half(op: BuiltinOp, input: &[u8], inout: &mut [u8]) {
             Min => b,
             Sum => extended::f64_to_f16(x + y),
             Prod => extended::f64_to_f16(x * y),
+            Land | Lor | Lxor => {
+                extended::f64_to_f16(f64::from(u8::from(logical(op, x != 0.0, y != 0.0))))
+            }
             _ => unreachable!("{op:?} on MPIX_C_FLOAT16"),
         }
     })
@@ -220,11 +235,38 @@ fn x87(op: X87Op, a: &[u8], b: &[u8]) -> [u8; X87_BYTES] {
     extended::x87_arith(op, a, b).expect("x87 arithmetic is available")
 }
 
+/// A logical operation on two truth values.
+fn logical(op: BuiltinOp, a: bool, b: bool) -> bool {
+    match op {
+        Land => a && b,
+        Lor => a || b,
+        Lxor => a != b,
+        _ => unreachable!("{op:?} is not logical"),
+    }
+}
+
+/// Whether an x87 80-bit value is nonzero: zero has a zero exponent and
+/// significand (either sign); everything else (denormals, NaNs) is not.
+fn x87_nonzero(v: &[u8]) -> bool {
+    v[..8].iter().any(|&b| b != 0) || (u16::from_le_bytes([v[8], v[9]]) & 0x7fff) != 0
+}
+
+/// 1.0 and 0.0 as x87 80-bit values (little-endian).
+const X87_ONE: [u8; X87_BYTES] = [0, 0, 0, 0, 0, 0, 0, 0x80, 0xff, 0x3f];
+const X87_ZERO: [u8; X87_BYTES] = [0; X87_BYTES];
+
 /// `MPI_LONG_DOUBLE`: 16-byte slots, the value in the first 10 bytes (the
 /// padding of `inout` is kept).
 fn long_double(op: BuiltinOp, input: &[u8], inout: &mut [u8]) {
     for (a, b) in input.chunks_exact(16).zip(inout.chunks_exact_mut(16)) {
         let result = match op {
+            Land | Lor | Lxor => {
+                if logical(op, x87_nonzero(a), x87_nonzero(b)) {
+                    X87_ONE
+                } else {
+                    X87_ZERO
+                }
+            }
             Max if extended::x87_cmp(a, b) == Some(Ordering::Greater) => {
                 a[..X87_BYTES].try_into().expect("10 bytes")
             }
@@ -414,15 +456,51 @@ mod tests {
     }
 
     #[test]
+    fn logical_operations_on_addresses_and_floating_point() {
+        assert_eq!(run(Lor, Aint, &[0i64, 0, 5], &[0i64, -3, 0]), [0, 1, 1]);
+        assert_eq!(run(Lxor, Count, &[7i64, 7], &[0i64, 1]), [1, 0]);
+        assert_eq!(
+            run(Land, Float64, &[0.5f64, 0.0, -2.0], &[3.0f64, 1.0, 0.0]),
+            [1.0, 0.0, 0.0]
+        );
+        assert_eq!(
+            run(Lxor, Float32, &[0.5f32, 0.0], &[0.0f32, 0.0]),
+            [1.0, 0.0]
+        );
+        let (one, zero) = (extended::f64_to_f16(1.0), extended::f64_to_f16(0.0));
+        assert_eq!(run(Lor, Float16, &[zero, zero], &[one, zero]), [one, zero]);
+        // Long doubles: 16-byte slots, the value in the first 10 bytes, the
+        // padding of inout kept. -0.0 is zero; a denormal is not.
+        let slot = |v: [u8; X87_BYTES], pad: u8| {
+            let mut s = [pad; 16];
+            s[..X87_BYTES].copy_from_slice(&v);
+            s
+        };
+        let mut neg_zero = X87_ZERO;
+        neg_zero[9] = 0x80;
+        let mut denormal = X87_ZERO;
+        denormal[0] = 1;
+        let input = [slot(X87_ONE, 0), slot(neg_zero, 0), slot(denormal, 0)].concat();
+        let mut inout = [slot(X87_ONE, 9), slot(X87_ONE, 9), slot(neg_zero, 9)].concat();
+        apply(Land, LongDouble, &input, &mut inout);
+        assert_eq!(
+            inout,
+            [slot(X87_ONE, 9), slot(X87_ZERO, 9), slot(X87_ZERO, 9)].concat()
+        );
+    }
+
+    #[test]
     fn operations_follow_the_standard_type_table() {
         assert!(!supports(Sum, Bool));
-        assert!(!supports(Land, Float64));
+        assert!(supports(Land, Float64), "as MPICH");
+        assert!(!supports(Land, ComplexDouble));
+        assert!(!supports(Lor, Float128));
         assert!(!supports(Max, ComplexDouble));
         assert!(supports(Prod, ComplexDouble));
         assert!(!supports(Band, Float32));
         assert!(supports(Bor, Byte));
         assert!(!supports(Sum, Byte));
-        assert!(!supports(Land, Aint));
+        assert!(supports(Land, Aint), "integer types in MPI 4.1");
         assert!(supports(Band, Count));
         assert!(!supports(Minloc, Int32));
         assert!(supports(Maxloc, DoubleInt));
