@@ -77,20 +77,28 @@ fn copy_calls(oldcomm: MPI_Comm) -> MpiResult<Vec<CopyCall>> {
 }
 
 /// Copies `oldcomm`'s attributes to `newcomm` through their copy callbacks
-/// (`MPI_Comm_dup`).
+/// (`MPI_Comm_dup`). If a copy callback fails, `newcomm` is freed (the
+/// attributes copied so far deleted through their callbacks) and the
+/// callback's error is the result: the dup made nothing.
 pub fn copy_all(oldcomm: MPI_Comm, newcomm: MPI_Comm) -> MpiResult {
-    let calls = copy_calls(oldcomm)?;
-    for call in calls {
-        if let Some(value) = run_copy(oldcomm, call)? {
-            let mut rt = runtime::lock();
-            rt.keyvals_mut().attach(call.keyval);
-            rt.comms_mut()
-                .get_mut(newcomm)?
-                .attributes
-                .set(call.keyval, value);
+    let copied = copy_calls(oldcomm).and_then(|calls| {
+        for call in calls {
+            if let Some(value) = run_copy(oldcomm, call)? {
+                let mut rt = runtime::lock();
+                rt.keyvals_mut().attach(call.keyval);
+                rt.comms_mut()
+                    .get_mut(newcomm)?
+                    .attributes
+                    .set(call.keyval, value);
+            }
         }
+        Ok(())
+    });
+    if copied.is_err() {
+        let _ = delete_all(newcomm);
+        let _ = runtime::lock().free_comm(newcomm);
     }
-    Ok(())
+    copied
 }
 
 /// The first half of [`copy_all`] for `MPI_Comm_idup`: runs `oldcomm`'s
@@ -140,24 +148,39 @@ pub fn drop_copies(rt: &mut runtime::Runtime, copies: Vec<(c_int, usize)>) {
     }
 }
 
-/// Deletes every attribute of `comm` through the delete callbacks
-/// (`MPI_Comm_free`).
+/// Deletes every attribute of `comm` through the delete callbacks, the
+/// last set first (`MPI_Comm_free`, and `MPI_Finalize` for
+/// `MPI_COMM_SELF`, where MPI defines that order). A callback that fails
+/// stops it: that attribute and the ones set before it stay, and its
+/// error is the result.
 pub fn delete_all(comm: MPI_Comm) -> MpiResult {
-    let calls: Vec<DeleteCall> = {
-        let mut rt = runtime::lock();
-        let values = rt.comms_mut().get_mut(comm)?.attributes.take_all();
-        values
-            .into_iter()
-            .map(|(k, v)| rt.keyvals_mut().delete_call(k, v))
-            .collect()
-    };
-    let mut result = Ok(());
-    for call in calls {
-        if let Err(e) = run_delete(comm, call) {
-            result = Err(e);
-        }
+    loop {
+        let call = {
+            let rt = runtime::lock();
+            match rt.comms().get(comm)?.attributes.last() {
+                Some((keyval, value)) => rt.keyvals().delete_callback(keyval, value),
+                None => return Ok(()),
+            }
+        };
+        run_delete(comm, call)?;
+        forget(comm, call.keyval)?;
     }
-    result
+}
+
+/// Removes `keyval`'s attribute from `comm` once its delete callback
+/// succeeded, giving back the keyval's use.
+fn forget(comm: MPI_Comm, keyval: c_int) -> MpiResult {
+    let mut rt = runtime::lock();
+    if rt
+        .comms_mut()
+        .get_mut(comm)?
+        .attributes
+        .remove(keyval)
+        .is_some()
+    {
+        rt.keyvals_mut().detach(keyval);
+    }
+    Ok(())
 }
 
 pub unsafe fn create_keyval(
@@ -194,6 +217,9 @@ pub unsafe fn free_keyval(keyval: &mut c_int) -> MpiResult {
     Ok(())
 }
 
+/// `MPI_Comm_set_attr`: a value it replaces goes through the delete
+/// callback first; if that fails, the old value stays and the error is the
+/// result.
 pub unsafe fn set_attr(comm: MPI_Comm, keyval: c_int, value: *mut c_void) -> MpiResult {
     if is_predefined(keyval) {
         return Err(MpiError::new(
@@ -202,21 +228,25 @@ pub unsafe fn set_attr(comm: MPI_Comm, keyval: c_int, value: *mut c_void) -> Mpi
         ));
     }
     let replaced = {
-        let mut rt = runtime::lock();
-        rt.comms().get(comm)?;
+        let rt = runtime::lock();
+        let old = rt.comms().get(comm)?.attributes.get(keyval);
         rt.keyvals().get(keyval)?;
-        let old = rt
-            .comms_mut()
-            .get_mut(comm)?
-            .attributes
-            .set(keyval, value as usize);
-        old.map(|old| rt.keyvals_mut().delete_call(keyval, old))
+        old.map(|old| rt.keyvals().delete_callback(keyval, old))
     };
-    runtime::lock().keyvals_mut().attach(keyval);
-    match replaced {
-        Some(call) => run_delete(comm, call),
-        None => Ok(()),
+    if let Some(call) = replaced {
+        run_delete(comm, call)?;
     }
+    let mut rt = runtime::lock();
+    rt.keyvals().get(keyval)?;
+    let old = rt
+        .comms_mut()
+        .get_mut(comm)?
+        .attributes
+        .set(keyval, value as usize);
+    if old.is_none() {
+        rt.keyvals_mut().attach(keyval);
+    }
+    Ok(())
 }
 
 /// `*attribute_val` receives the stored value (for predefined attributes,
@@ -249,23 +279,21 @@ pub unsafe fn get_attr(
     Ok(())
 }
 
+/// `MPI_Comm_delete_attr`: if the delete callback fails, the attribute
+/// stays and the error is the result.
 pub unsafe fn delete_attr(comm: MPI_Comm, keyval: c_int) -> MpiResult {
     let call = {
-        let mut rt = runtime::lock();
-        rt.comms().get(comm)?;
+        let rt = runtime::lock();
+        let value = rt.comms().get(comm)?.attributes.get(keyval);
         rt.keyvals().get(keyval)?;
-        let value = rt
-            .comms_mut()
-            .get_mut(comm)?
-            .attributes
-            .remove(keyval)
-            .ok_or_else(|| {
-                MpiError::new(
-                    MPI_ERR_KEYVAL,
-                    format!("keyval {keyval:#x} has no value on this communicator"),
-                )
-            })?;
-        rt.keyvals_mut().delete_call(keyval, value)
+        let value = value.ok_or_else(|| {
+            MpiError::new(
+                MPI_ERR_KEYVAL,
+                format!("keyval {keyval:#x} has no value on this communicator"),
+            )
+        })?;
+        rt.keyvals().delete_callback(keyval, value)
     };
-    run_delete(comm, call)
+    run_delete(comm, call)?;
+    forget(comm, keyval)
 }

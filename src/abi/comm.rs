@@ -54,7 +54,10 @@ pub unsafe fn get_name(comm: MPI_Comm, name: *mut c_char, resultlen: &mut c_int)
     Ok(())
 }
 
+/// `MPI_Comm_dup`; on an error (a copy callback failed) `*newcomm` is
+/// `MPI_COMM_NULL`, as in MPICH.
 pub unsafe fn dup(comm: MPI_Comm, newcomm: &mut MPI_Comm) -> MpiResult {
+    *newcomm = MPI_COMM_NULL;
     let created = crate::core::comm_constructors::dup(comm)?;
     crate::abi::attributes::copy_all(comm, created)?;
     *newcomm = created;

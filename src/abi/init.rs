@@ -41,8 +41,21 @@ fn init_world(required: c_int) -> MpiResult<c_int> {
 }
 
 /// `MPI_Finalize`.
+/// `MPI_Finalize`. First, as if `MPI_COMM_SELF` were freed, its
+/// attributes are deleted (the last set first), then `MPI_COMM_WORLD`'s:
+/// libraries hook their cleanup on these delete callbacks, which may still
+/// use MPI. An error of a callback is returned after finalizing.
 pub unsafe fn finalize() -> MpiResult {
-    Runtime::finalize_world(runtime::lock())
+    let mut callbacks = Ok(());
+    if runtime::lock().world_state() == WorldModel::Initialized {
+        for comm in [MPI_COMM_SELF, MPI_COMM_WORLD] {
+            if let Err(e) = crate::abi::attributes::delete_all(comm) {
+                callbacks = callbacks.and(Err(e));
+            }
+        }
+    }
+    Runtime::finalize_world(runtime::lock())?;
+    callbacks
 }
 
 pub unsafe fn initialized(flag: &mut c_int) -> MpiResult {

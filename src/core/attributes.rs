@@ -52,8 +52,9 @@ impl Attributes {
         Some(self.values.remove(i).1)
     }
 
-    pub fn take_all(&mut self) -> Vec<(c_int, usize)> {
-        std::mem::take(&mut self.values)
+    /// The attribute set last.
+    pub fn last(&self) -> Option<(c_int, usize)> {
+        self.values.last().copied()
     }
 
     pub fn entries(&self) -> &[(c_int, usize)] {
@@ -160,10 +161,10 @@ impl Keyvals {
         }
     }
 
-    /// The delete callback for an attribute going away (and releases the
-    /// keyval's use).
-    pub fn delete_call(&mut self, keyval: c_int, value: usize) -> DeleteCall {
-        let call = match self.get_any(keyval) {
+    /// The delete callback of an attribute, which stays until the callback
+    /// succeeds (then [`Keyvals::detach`]).
+    pub fn delete_callback(&self, keyval: c_int, value: usize) -> DeleteCall {
+        match self.get_any(keyval) {
             Some(k) => DeleteCall {
                 function: k.delete,
                 keyval,
@@ -176,9 +177,7 @@ impl Keyvals {
                 value,
                 extra_state: 0,
             },
-        };
-        self.detach(keyval);
-        call
+        }
     }
 
     pub fn copy_call(&self, keyval: c_int, value: usize) -> CopyCall {
@@ -267,10 +266,11 @@ mod tests {
             "a freed keyval cannot be used for new attributes"
         );
         assert_eq!(
-            k.delete_call(key, 3).extra_state,
+            k.delete_callback(key, 3).extra_state,
             7,
             "but its callbacks still run"
         );
+        k.detach(key);
         assert!(
             k.get_any(key).is_none(),
             "and it goes with its last attribute"
