@@ -189,8 +189,12 @@ fn install(
     rt.add_comm(Communicator::new(members, rank, epoch, number, errhandler))
 }
 
-/// `MPI_Comm_dup`: same members and order, new context.
+/// `MPI_Comm_dup`: same members and order, new context (an
+/// intercommunicator's dup is one too).
 pub fn dup(comm: MPI_Comm) -> MpiResult<MPI_Comm> {
+    if let Some(created) = super::intercomm::dup(comm)? {
+        return Ok(created);
+    }
     let ch = Channel::lookup(comm)?;
     let number = agree_context_number(&ch)?;
     install(comm, ch.members.clone(), ch.rank, number)
@@ -246,8 +250,12 @@ pub fn start_idup(
 }
 
 /// `MPI_Comm_split`: members with the same color, ordered by key then by
-/// rank in `comm`; `MPI_UNDEFINED` gives `MPI_COMM_NULL`.
+/// rank in `comm`; `MPI_UNDEFINED` gives `MPI_COMM_NULL` (for an
+/// intercommunicator see [`super::intercomm::split`]).
 pub fn split(comm: MPI_Comm, color: c_int, key: c_int) -> MpiResult<MPI_Comm> {
+    if let Some(created) = super::intercomm::split(comm, color, key)? {
+        return Ok(created);
+    }
     let ch = Channel::lookup(comm)?;
     let mut mine = [0u8; 8];
     mine[..4].copy_from_slice(&color.to_le_bytes());
@@ -277,8 +285,12 @@ pub fn split(comm: MPI_Comm, color: c_int, key: c_int) -> MpiResult<MPI_Comm> {
 
 /// `MPI_Comm_create`: collective over `comm`; the members of `group` (a
 /// subset of `comm`'s group) get the new communicator, the others
-/// `MPI_COMM_NULL`.
+/// `MPI_COMM_NULL` (for an intercommunicator see
+/// [`super::intercomm::create_from`]).
 pub fn create(comm: MPI_Comm, group: MPI_Group) -> MpiResult<MPI_Comm> {
+    if let Some(created) = super::intercomm::create_from(comm, group)? {
+        return Ok(created);
+    }
     let ch = Channel::lookup(comm)?;
     let g = group_of(&runtime::lock(), group)?;
     if let Some(p) = g.members.iter().find(|p| !ch.members.contains(p)) {

@@ -5,11 +5,17 @@
 //! intercommunicator reserves four context ids: `cid` for point-to-point,
 //! `cid + 1` between the leaders, `cid + 2` inside the local group and
 //! `cid + 3` for the merged communicator's agreement.
+//!
+//! Intercommunicators made from intercommunicators (`MPI_Comm_dup`,
+//! `MPI_Comm_split`, `MPI_Comm_create`) agree over both groups of the
+//! parent (its collective context) on the new context and on who is in
+//! which new group.
 use std::os::raw::c_int;
 use std::sync::Arc;
 
-use super::collective::algorithms::allreduce_max_u64;
+use super::collective::algorithms::{allgather, allreduce_max_u64};
 use super::collective::channel::{Channel, COLLECTIVE_TAG};
+use super::collective::inter::InterChannels;
 use super::comm::{Communicator, ProcessId};
 use super::comm_constructors::group_of;
 use super::context_numbers::pre_context_number;
@@ -260,6 +266,164 @@ pub fn create_from_groups(
         number,
         errhandler,
     )
+}
+
+/// What a new intercommunicator takes from its intercommunicator parent.
+struct Parent {
+    channels: InterChannels,
+    local: Arc<[ProcessId]>,
+    remote: Arc<[ProcessId]>,
+    rank: usize,
+    epoch: Epoch,
+    errhandler: MPI_Errhandler,
+}
+
+impl Parent {
+    /// `comm`'s facts if it is an intercommunicator (`None` if not).
+    fn of(comm: MPI_Comm) -> MpiResult<Option<Parent>> {
+        let Some(channels) = InterChannels::lookup(comm)? else {
+            return Ok(None);
+        };
+        let rt = runtime::lock();
+        let c = rt.comms().get(comm)?;
+        Ok(Some(Parent {
+            channels,
+            local: c.members.clone(),
+            remote: c.peers().clone(),
+            rank: c.rank,
+            epoch: c.epoch,
+            errhandler: c.errhandler,
+        }))
+    }
+
+    /// Agrees on the new context over both groups (everyone takes part).
+    fn agree(&self) -> MpiResult<u64> {
+        let number = allreduce_max_u64(self.channels.both(), reserve_proposal()?)?;
+        settle(number)?;
+        Ok(number)
+    }
+
+    /// Every process's `mine` (`n` bytes each), split into the local and
+    /// the remote group's entries, each in its group's rank order.
+    fn gather(&self, mine: &[u8]) -> MpiResult<(Vec<Vec<u8>>, Vec<Vec<u8>>)> {
+        let n = mine.len();
+        let all = allgather(self.channels.both(), mine)?;
+        let entries: Vec<Vec<u8>> = all.chunks_exact(n).map(<[u8]>::to_vec).collect();
+        let remote_base = self.channels.remote_base();
+        let local_base = if remote_base == 0 {
+            self.remote.len()
+        } else {
+            0
+        };
+        Ok((
+            entries[local_base..local_base + self.local.len()].to_vec(),
+            entries[remote_base..remote_base + self.remote.len()].to_vec(),
+        ))
+    }
+
+    /// Installs the intercommunicator of `local` (this process among
+    /// them) and `remote`; `MPI_COMM_NULL` if either is empty.
+    fn install(
+        &self,
+        local: Vec<ProcessId>,
+        remote: Vec<ProcessId>,
+        number: u64,
+    ) -> MpiResult<MPI_Comm> {
+        let me = self.local[self.rank];
+        let Some(rank) = local.iter().position(|&p| p == me) else {
+            return Ok(MPI_COMM_NULL);
+        };
+        if remote.is_empty() {
+            return Ok(MPI_COMM_NULL);
+        }
+        install(
+            local.into(),
+            rank,
+            remote.into(),
+            self.epoch,
+            number,
+            self.errhandler,
+        )
+    }
+}
+
+/// `MPI_Comm_dup` of an intercommunicator; `None` if `comm` is not one.
+pub fn dup(comm: MPI_Comm) -> MpiResult<Option<MPI_Comm>> {
+    let Some(p) = Parent::of(comm)? else {
+        return Ok(None);
+    };
+    let number = p.agree()?;
+    p.install(p.local.to_vec(), p.remote.to_vec(), number)
+        .map(Some)
+}
+
+/// `MPI_Comm_split` of an intercommunicator: in each group the members
+/// with a color, ordered by key then by rank, face the other group's
+/// members with the same color; `MPI_COMM_NULL` for `MPI_UNDEFINED` or
+/// when no one of the other group has this color. `None` if `comm` is not
+/// an intercommunicator.
+pub fn split(comm: MPI_Comm, color: c_int, key: c_int) -> MpiResult<Option<MPI_Comm>> {
+    let Some(p) = Parent::of(comm)? else {
+        return Ok(None);
+    };
+    let mut mine = [0u8; 8];
+    mine[..4].copy_from_slice(&color.to_le_bytes());
+    mine[4..].copy_from_slice(&key.to_le_bytes());
+    let (local, remote) = p.gather(&mine)?;
+    let number = p.agree()?;
+    if color == MPI_UNDEFINED {
+        return Ok(Some(MPI_COMM_NULL));
+    }
+    let pick = |entries: &[Vec<u8>], members: &[ProcessId]| -> Vec<ProcessId> {
+        let mut chosen: Vec<(c_int, usize)> = entries
+            .iter()
+            .enumerate()
+            .filter_map(|(rank, e)| {
+                let their_color = c_int::from_le_bytes(e[..4].try_into().expect("4 bytes"));
+                let their_key = c_int::from_le_bytes(e[4..].try_into().expect("4 bytes"));
+                (their_color == color).then_some((their_key, rank))
+            })
+            .collect();
+        chosen.sort();
+        chosen.iter().map(|&(_, r)| members[r]).collect()
+    };
+    p.install(pick(&local, &p.local), pick(&remote, &p.remote), number)
+        .map(Some)
+}
+
+/// `MPI_Comm_create` of an intercommunicator: `group` (a subset of the
+/// local group, the same at every local member) faces the group the other
+/// side gave; `MPI_COMM_NULL` for processes outside `group` or when the
+/// other side's group is empty. `None` if `comm` is not an
+/// intercommunicator.
+pub fn create_from(comm: MPI_Comm, group: MPI_Group) -> MpiResult<Option<MPI_Comm>> {
+    let Some(p) = Parent::of(comm)? else {
+        return Ok(None);
+    };
+    let g = group_of(&runtime::lock(), group)?;
+    if let Some(q) = g.members.iter().find(|q| !p.local.contains(q)) {
+        return Err(MpiError::new(
+            MPI_ERR_GROUP,
+            format!("process {q} of the group is not in the local group"),
+        ));
+    }
+    let me = p.local[p.rank];
+    let my_rank = g.rank_of(me).map_or(-1i64, |r| r as i64);
+    let (local, remote) = p.gather(&my_rank.to_le_bytes())?;
+    let number = p.agree()?;
+    // Each side's new group, in the order of that side's group argument.
+    let side = |entries: &[Vec<u8>], members: &[ProcessId]| -> Vec<ProcessId> {
+        let mut chosen: Vec<(i64, ProcessId)> = entries
+            .iter()
+            .zip(members)
+            .map(|(e, &q)| (i64::from_le_bytes(e[..8].try_into().expect("8 bytes")), q))
+            .filter(|&(r, _)| r >= 0)
+            .collect();
+        chosen.sort();
+        chosen.into_iter().map(|(_, q)| q).collect()
+    };
+    p.install(side(&local, &p.local), side(&remote, &p.remote), number)
+        .map(Some)
 }
 
 /// `MPI_Intercomm_merge`: the group with `high` false comes first (on a

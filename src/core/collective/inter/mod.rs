@@ -74,6 +74,17 @@ impl InterChannels {
     pub fn remote_size(&self) -> usize {
         self.remote_size
     }
+
+    /// Both groups as one channel (the collective context).
+    pub fn both(&self) -> &Channel {
+        &self.both
+    }
+
+    /// Where the remote group starts among [`InterChannels::both`]'s
+    /// members (the local group starts at the other end).
+    pub fn remote_base(&self) -> usize {
+        self.remote_base
+    }
 }
 
 /// One collective call on an intercommunicator.
