@@ -268,6 +268,10 @@ pub fn create_from_groups(
     )
 }
 
+/// Every process's entry of a gather, per group: the local group's and the
+/// remote group's, each in its group's rank order.
+type GroupEntries = (Vec<Vec<u8>>, Vec<Vec<u8>>);
+
 /// What a new intercommunicator takes from its intercommunicator parent.
 struct Parent {
     channels: InterChannels,
@@ -305,7 +309,7 @@ impl Parent {
 
     /// Every process's `mine` (`n` bytes each), split into the local and
     /// the remote group's entries, each in its group's rank order.
-    fn gather(&self, mine: &[u8]) -> MpiResult<(Vec<Vec<u8>>, Vec<Vec<u8>>)> {
+    fn gather(&self, mine: &[u8]) -> MpiResult<GroupEntries> {
         let n = mine.len();
         let all = allgather(self.channels.both(), mine)?;
         let entries: Vec<Vec<u8>> = all.chunks_exact(n).map(<[u8]>::to_vec).collect();
