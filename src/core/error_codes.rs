@@ -5,7 +5,12 @@
 //! Index 1..=RING_LAST names a recent error with its specific message (kept
 //! in a ring of `RING_SIZE`; an evicted code still gives its class's text);
 //! indexes above `RING_LAST` are codes added by `MPI_Add_error_code`.
-//! Every code stays below `MPI_ERR_LASTCODE`.
+//!
+//! User-defined classes and codes carry [`DYNAMIC`] (bit 30, MPICH's
+//! dynamic-code bit), so they lie above `MPI_ERR_LASTCODE` as MPI requires
+//! (`MPI_LASTUSEDCODE` is never below it); a user class is `DYNAMIC | n`
+//! with `n >= FIRST_USER_CLASS` in the class bits. Codes of predefined
+//! classes stay at or below `MPI_ERR_LASTCODE`.
 use std::collections::HashMap;
 use std::os::raw::c_int;
 use std::sync::LazyLock;
@@ -17,6 +22,8 @@ use crate::mpi_abi::constants::*;
 
 const CLASS_BITS: u32 = 14;
 const CLASS_MASK: c_int = (1 << CLASS_BITS) - 1;
+/// The bit of user-defined classes and codes.
+pub const DYNAMIC: c_int = 0x4000_0000;
 const RING_SIZE: usize = 256;
 const RING_LAST: c_int = 0x7fff;
 /// User-defined classes start here (above every MPICH and MPIX class).
@@ -47,12 +54,31 @@ fn registry() -> OrderedGuard<'static, Registry> {
     REGISTRY.lock()
 }
 
+impl Registry {
+    /// Whether `class` is a user-defined class added so far.
+    fn is_user_class(&self, class: c_int) -> bool {
+        let n = class & !DYNAMIC;
+        class & DYNAMIC != 0
+            && (FIRST_USER_CLASS..FIRST_USER_CLASS + self.user_classes).contains(&n)
+    }
+}
+
+/// The class bits of a code: a user class keeps [`DYNAMIC`].
+fn class_bits(code: c_int) -> c_int {
+    let low = code & CLASS_MASK;
+    if code & DYNAMIC != 0 && low >= FIRST_USER_CLASS {
+        DYNAMIC | low
+    } else {
+        low
+    }
+}
+
 /// Records a raised error and returns the code that names it.
 pub fn record(call: &str, error: &MpiError) -> c_int {
     let mut reg = registry();
     let index = reg.next_ring_index;
     reg.next_ring_index = if index >= RING_LAST { 1 } else { index + 1 };
-    let code = (error.class & CLASS_MASK) | (index << CLASS_BITS);
+    let code = class_bits(error.class) | (index << CLASS_BITS);
     let text = format!(
         "{call}: {} ({})",
         error.detail,
@@ -64,7 +90,7 @@ pub fn record(call: &str, error: &MpiError) -> c_int {
 
 /// `MPI_ERR_RANK`, or a user class's string (or number).
 fn class_label(reg: &Registry, class: c_int) -> String {
-    if class >= FIRST_USER_CLASS {
+    if reg.is_user_class(class) {
         return reg
             .strings
             .get(&class)
@@ -87,15 +113,15 @@ fn class_text_or_user(reg: &Registry, class: c_int) -> String {
 
 /// The class of a code, or None when the code is not valid.
 pub fn class_of(code: c_int) -> Option<c_int> {
-    if !(0..=MPI_ERR_LASTCODE).contains(&code) {
+    if code < 0 {
         return None;
     }
-    let class = code & CLASS_MASK;
-    let index = code >> CLASS_BITS;
+    let class = class_bits(code);
+    let index = (code & !DYNAMIC) >> CLASS_BITS;
     let reg = registry();
-    let class_ok = is_predefined_class(class)
-        || (class >= FIRST_USER_CLASS && class < FIRST_USER_CLASS + reg.user_classes);
-    let index_ok = index <= RING_LAST || reg.user_codes.contains(&code);
+    let class_ok = is_predefined_class(class) || reg.is_user_class(class);
+    let index_ok = (index <= RING_LAST && (code & DYNAMIC == 0 || class & DYNAMIC != 0))
+        || reg.user_codes.contains(&code);
     (class_ok && index_ok).then_some(class)
 }
 
@@ -107,7 +133,7 @@ pub fn string_of(code: c_int) -> Option<String> {
     if let Some(s) = reg.strings.get(&code) {
         return Some(s.clone());
     }
-    let index = code >> CLASS_BITS;
+    let index = (code & !DYNAMIC) >> CLASS_BITS;
     if (1..=RING_LAST).contains(&index) {
         if let Some((c, text)) = &reg.ring[index as usize % RING_SIZE] {
             if *c == code {
@@ -115,7 +141,7 @@ pub fn string_of(code: c_int) -> Option<String> {
             }
         }
     }
-    if class >= FIRST_USER_CLASS {
+    if reg.is_user_class(class) {
         return Some(reg.strings.get(&class).cloned().unwrap_or_default());
     }
     Some(class_text_or_user(&reg, class))
@@ -130,7 +156,7 @@ pub fn add_class() -> Result<c_int, MpiError> {
             "no more error classes can be added",
         ));
     }
-    let class = FIRST_USER_CLASS + reg.user_classes;
+    let class = DYNAMIC | (FIRST_USER_CLASS + reg.user_classes);
     reg.user_classes += 1;
     Ok(class)
 }
@@ -138,8 +164,7 @@ pub fn add_class() -> Result<c_int, MpiError> {
 /// `MPI_Add_error_code`.
 pub fn add_code(class: c_int) -> Result<c_int, MpiError> {
     let mut reg = registry();
-    let valid = is_predefined_class(class)
-        || (class >= FIRST_USER_CLASS && class < FIRST_USER_CLASS + reg.user_classes);
+    let valid = is_predefined_class(class) || reg.is_user_class(class);
     if !valid {
         return Err(MpiError::new(
             MPI_ERR_ARG,
@@ -147,23 +172,20 @@ pub fn add_code(class: c_int) -> Result<c_int, MpiError> {
         ));
     }
     let index = RING_LAST + 1 + reg.user_codes.len() as c_int;
-    if index >= 1 << (31 - CLASS_BITS - 1) {
+    if index >= 1 << (30 - CLASS_BITS) {
         return Err(MpiError::new(
             MPI_ERR_OTHER,
             "no more error codes can be added",
         ));
     }
-    let code = class | (index << CLASS_BITS);
+    let code = DYNAMIC | class | (index << CLASS_BITS);
     reg.user_codes.push(code);
     Ok(code)
 }
 
 /// `MPI_Add_error_string`: only user-defined classes and codes take one.
 pub fn add_string(code: c_int, text: String) -> Result<(), MpiError> {
-    let user_class = {
-        let reg = registry();
-        code >= FIRST_USER_CLASS && code < FIRST_USER_CLASS + reg.user_classes
-    };
+    let user_class = registry().is_user_class(code);
     let user_code = registry().user_codes.contains(&code);
     if !user_class && !user_code {
         return Err(MpiError::new(
@@ -175,17 +197,19 @@ pub fn add_string(code: c_int, text: String) -> Result<(), MpiError> {
     Ok(())
 }
 
-/// The largest code or class in use (the `MPI_LASTUSEDCODE` attribute).
+/// The largest code or class in use (the `MPI_LASTUSEDCODE` attribute),
+/// never below `MPI_ERR_LASTCODE`.
 pub fn last_used_code() -> c_int {
     let reg = registry();
-    let last_class = FIRST_USER_CLASS + reg.user_classes - 1;
+    let last_class = DYNAMIC | (FIRST_USER_CLASS + reg.user_classes - 1);
+    let last_class = if reg.user_classes > 0 { last_class } else { 0 };
     reg.user_codes
         .iter()
         .copied()
         .max()
         .unwrap_or(0)
         .max(last_class)
-        .max(MPICH_ERR_LAST_MPIX)
+        .max(MPI_ERR_LASTCODE)
 }
 
 #[cfg(test)]
@@ -211,10 +235,21 @@ mod tests {
 
     #[test]
     fn user_classes_codes_and_strings() {
+        assert!(last_used_code() >= MPI_ERR_LASTCODE);
         let class = add_class().unwrap();
-        assert!(class >= FIRST_USER_CLASS);
+        assert!(
+            class > MPI_ERR_LASTCODE,
+            "user classes lie above MPI_ERR_LASTCODE"
+        );
         let code = add_code(class).unwrap();
+        assert!(code > MPI_ERR_LASTCODE);
         assert_eq!(class_of(code), Some(class));
+        assert_eq!(class_of(class), Some(class));
+        let other = add_code(MPI_ERR_OTHER).unwrap();
+        assert!(other > MPI_ERR_LASTCODE);
+        assert_eq!(class_of(other), Some(MPI_ERR_OTHER));
+        let raised = record("MPI_Send", &MpiError::new(class, "mine"));
+        assert_eq!(class_of(raised), Some(class));
         add_string(code, "my error".into()).unwrap();
         assert_eq!(string_of(code).unwrap(), "my error");
         assert!(add_string(MPI_ERR_COMM, "nope".into()).is_err());
