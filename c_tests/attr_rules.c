@@ -8,7 +8,8 @@
  *   to MPI_COMM_NULL;
  * - a keyval freed while attached stays usable by its attributes: its
  *   delete callback still runs, with the keyval's value, when the
- *   communicator is freed. */
+ *   communicator is freed; MPI_Comm_delete_attr still takes it; freeing
+ *   it again meanwhile changes nothing (as in MPICH). */
 #include "mpitest.h"
 
 #define NKEYS 5
@@ -74,6 +75,19 @@ int main(int argc, char **argv) {
     MPI_Comm_set_attr(dup, key, (void *)7);
     MPI_Comm_free_keyval(&key);
     CHECK(key == MPI_KEYVAL_INVALID, "a freed keyval handle becomes MPI_KEYVAL_INVALID");
+    /* Freed twice (through a copy of the handle) while attached: the
+     * second free changes nothing; the attribute can still be deleted
+     * through the keyval's value. */
+    int key2, saved2;
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, record_delete, &key2, NULL);
+    saved2 = key2;
+    MPI_Comm_set_attr(dup, key2, (void *)8);
+    MPI_Comm_free_keyval(&key2);
+    int again = saved2;
+    CHECK(MPI_Comm_free_keyval(&again) == MPI_SUCCESS, "a second free of a keyval still in use");
+    ndeleted = 0;
+    CHECK(MPI_Comm_delete_attr(dup, saved2) == MPI_SUCCESS, "deleting through a freed keyval still in use");
+    CHECK(ndeleted == 1 && deleted[0] == saved2, "its delete callback ran %d times", ndeleted);
     ndeleted = 0;
     MPI_Comm_free(&dup);
     CHECK(ndeleted == 1 && deleted[0] == saved, "the freed keyval's delete callback ran %d times (keyval %d, %d)",

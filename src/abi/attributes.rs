@@ -268,7 +268,7 @@ pub unsafe fn get_attr(
         *flag = 1;
         return Ok(());
     }
-    rt.keyvals().get(keyval)?;
+    rt.keyvals().existing(keyval)?;
     match c.attributes.get(keyval) {
         Some(v) => {
             *slot = v as *mut c_void;
@@ -285,7 +285,7 @@ pub unsafe fn delete_attr(comm: MPI_Comm, keyval: c_int) -> MpiResult {
     let call = {
         let rt = runtime::lock();
         let value = rt.comms().get(comm)?.attributes.get(keyval);
-        rt.keyvals().get(keyval)?;
+        rt.keyvals().existing(keyval)?;
         let value = value.ok_or_else(|| {
             MpiError::new(
                 MPI_ERR_KEYVAL,

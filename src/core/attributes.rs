@@ -121,11 +121,10 @@ impl Keyvals {
                 "a predefined keyval cannot be freed",
             ));
         }
-        let k = self
-            .table
-            .get_mut(keyval)
-            .filter(|k| !k.freed)
-            .ok_or_else(|| invalid(keyval))?;
+        let k = self.table.get_mut(keyval).ok_or_else(|| invalid(keyval))?;
+        // Freeing again while attributes still hold it changes nothing
+        // (as in MPICH: a delete callback may free the keyval it is
+        // called for).
         k.freed = true;
         if k.uses == 0 {
             self.table.remove(keyval);
@@ -144,6 +143,12 @@ impl Keyvals {
     /// A keyval still used by attributes, freed or not.
     fn get_any(&self, keyval: c_int) -> Option<&Keyval> {
         self.table.get(keyval)
+    }
+
+    /// A keyval that exists: live, or freed by the user but still used by
+    /// attributes, which may be read and deleted through it.
+    pub fn existing(&self, keyval: c_int) -> MpiResult<&Keyval> {
+        self.get_any(keyval).ok_or_else(|| invalid(keyval))
     }
 
     pub fn attach(&mut self, keyval: c_int) {
@@ -265,6 +270,9 @@ mod tests {
             k.get(key).is_err(),
             "a freed keyval cannot be used for new attributes"
         );
+        assert!(k.existing(key).is_ok(), "but its attributes can be reached");
+        k.free(key)
+            .expect("freeing again while in use changes nothing");
         assert_eq!(
             k.delete_callback(key, 3).extra_state,
             7,
@@ -275,6 +283,7 @@ mod tests {
             k.get_any(key).is_none(),
             "and it goes with its last attribute"
         );
+        assert!(k.free(key).is_err(), "then it is gone");
         assert_eq!(k.free(MPI_TAG_UB).unwrap_err().class, MPI_ERR_KEYVAL);
     }
 
