@@ -153,6 +153,42 @@ int main(int argc, char **argv) {
         MPI_Comm_free(&b);
     }
 
+    /* An intercommunicator's idup does not wait either: every member but
+     * each side's rank 0 idups, then sends to the remote rank 0, which
+     * receives from all of them before it idups; the dup is an
+     * intercommunicator of the same groups, and carries messages. */
+    if (size >= 2) {
+        MPI_Comm local, ic, d;
+        MPI_Request r;
+        MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &local);
+        MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, rank == 0 ? 1 : 0, 77, &ic);
+        int lrank, lsize, rsize, v = 0, flag = 0, dsize = -1, drsize = -1;
+        MPI_Comm_rank(ic, &lrank);
+        MPI_Comm_size(ic, &lsize);
+        MPI_Comm_remote_size(ic, &rsize);
+        if (lrank == 0) {
+            for (int i = 1; i < rsize; i++) MPI_Recv(&v, 1, MPI_INT, i, 0, ic, MPI_STATUS_IGNORE);
+            MPI_Comm_idup(ic, &d, &r);
+        } else {
+            MPI_Comm_idup(ic, &d, &r);
+            MPI_Ssend(&lrank, 1, MPI_INT, 0, 0, ic);
+        }
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        MPI_Comm_test_inter(d, &flag);
+        MPI_Comm_size(d, &dsize);
+        MPI_Comm_remote_size(d, &drsize);
+        CHECK(flag && dsize == lsize && drsize == rsize, "intercomm idup: inter %d, sizes %d/%d", flag, dsize, drsize);
+        /* Each local rank i exchanges with remote rank i (if there is one). */
+        if (lrank < rsize) {
+            int out = 1000 + rank, in = -1;
+            MPI_Sendrecv(&out, 1, MPI_INT, lrank, 3, &in, 1, MPI_INT, lrank, 3, d, MPI_STATUS_IGNORE);
+            CHECK(in >= 1000 && (in - 1000) % 2 != rank % 2, "intercomm idup: got %d from the other side", in);
+        }
+        MPI_Comm_free(&d);
+        MPI_Comm_free(&ic);
+        MPI_Comm_free(&local);
+    }
+
     MPI_Comm_free_keyval(&key);
     MPI_Comm_free(&half);
     int errors = 0;

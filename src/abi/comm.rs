@@ -230,9 +230,8 @@ pub unsafe fn dup_with_info(comm: MPI_Comm, info: MPI_Info, newcomm: &mut MPI_Co
 /// on the collective worker thread, where user code must not run. The
 /// copies are attached to the new communicator at completion.
 ///
-/// On an intercommunicator the dup stays blocking (returns a completed
-/// request), as nonblocking collectives on intercommunicators are not
-/// implemented.
+/// On an intercommunicator the members of both groups agree (see
+/// `core::comm_constructors::start_idup`).
 pub unsafe fn idup(comm: MPI_Comm, newcomm: *mut MPI_Comm, request: *mut MPI_Request) -> MpiResult {
     // SAFETY: MPI_Comm_idup's outputs, passed on unchanged: each is NULL
     // (rejected) or valid, `newcomm` until the request completes (MPI's
@@ -254,19 +253,8 @@ unsafe fn start_idup(
     // `newcomm`.
     let request = unsafe { out(request, "request") }?;
     // SAFETY: `newcomm` is NULL (rejected by `out`) or valid for writes (this
-    // function's contract); the reference is used only before this call
-    // returns.
-    let newcomm_ref = unsafe { out(newcomm, "newcomm") }?;
-    if runtime::lock().comms().get(comm)?.is_inter() {
-        let created = crate::core::comm_constructors::dup(comm)?;
-        crate::abi::attributes::copy_all(comm, created)?;
-        if let Some(hints) = hints {
-            runtime::lock().comms_mut().get_mut(created)?.info = hints;
-        }
-        *newcomm_ref = created;
-        *request = runtime::lock().engine().completed_null();
-        return Ok(());
-    }
+    // function's contract); only checked here, written at completion.
+    let _ = unsafe { out(newcomm, "newcomm") }?;
     let copies = crate::abi::attributes::prepare_copies(comm)?;
     let agreement = match crate::core::comm_constructors::start_idup(comm) {
         Ok(a) => a,

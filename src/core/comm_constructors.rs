@@ -27,11 +27,13 @@ use super::collective::call::Call;
 use super::collective::channel::{Channel, COLLECTIVE_TAG};
 use super::collective::executor::block;
 use super::collective::gather::allgather_bytes;
+use super::collective::inter::InterChannels;
 use super::collective::layout::Blocks;
 use super::comm::{Communicator, ProcessId};
 use super::context_numbers::pre_context_number;
 use super::error::{MpiError, MpiResult};
 use super::group::Group;
+use super::intercomm::INTERCOMM_CONTEXTS;
 use super::runtime;
 use crate::mpi_abi::constants::*;
 use crate::mpi_abi::types::{MPI_Comm, MPI_Errhandler, MPI_Group};
@@ -55,9 +57,14 @@ impl Drop for InFlight {
     }
 }
 
-/// This process's proposal: its next free context number (reserved).
-fn reserve_proposal() -> MpiResult<u64> {
-    Ok(runtime::lock().contexts()?.1.reserve(2))
+/// Context numbers an intracommunicator takes (point-to-point and
+/// collectives).
+const INTRACOMM_CONTEXTS: u64 = 2;
+
+/// This process's proposal: its next `count` free context numbers
+/// (reserved).
+fn reserve_proposal(count: u64) -> MpiResult<u64> {
+    Ok(runtime::lock().contexts()?.1.reserve(count))
 }
 
 /// Every member's `value`, in rank order.
@@ -77,35 +84,36 @@ async fn allgather_u64(call: &Call, value: u64) -> MpiResult<Vec<u64>> {
 /// creation of this process may overlap the agreement (see the module
 /// documentation). Every member takes the same rounds (each decision is
 /// made from gathered values), so retries reuse the call's tag safely.
-async fn agree(call: &Call, mut proposal: u64, in_flight: bool) -> MpiResult<u64> {
+async fn agree(call: &Call, mut proposal: u64, in_flight: bool, count: u64) -> MpiResult<u64> {
     loop {
         let busy = in_flight || IN_FLIGHT.load(Ordering::Acquire) > 0;
         let all = allgather_u64(call, proposal | u64::from(busy)).await?;
         let number = all.iter().map(|v| v & !1).max().unwrap_or(proposal);
         if all.iter().all(|v| v & 1 == 0) {
-            runtime::lock().contexts()?.1.skip_past(number, 2);
+            runtime::lock().contexts()?.1.skip_past(number, count);
             return Ok(number);
         }
         // Claim `number` if it is still free here: nothing at or above the
         // next free number is taken, and our own proposal is ours alone.
-        let free = runtime::lock().contexts()?.1.claim(number, proposal);
+        let free = runtime::lock().contexts()?.1.claim(number, proposal, count);
         let verdicts = allgather_u64(call, u64::from(!free)).await?;
         if verdicts.iter().all(|&v| v == 0) {
             return Ok(number);
         }
         // Someone had given it away: everyone moves past it and tries again.
-        runtime::lock().contexts()?.1.skip_past(number, 2);
-        proposal = reserve_proposal()?;
+        runtime::lock().contexts()?.1.skip_past(number, count);
+        proposal = reserve_proposal(count)?;
     }
 }
 
 /// Agrees on a context number among the members of `ch` (blocking).
 fn agree_context_number(ch: &Channel) -> MpiResult<u64> {
-    let proposal = reserve_proposal()?;
+    let proposal = reserve_proposal(INTRACOMM_CONTEXTS)?;
     block(agree(
         &Call::with_tag(ch.clone(), COLLECTIVE_TAG),
         proposal,
         false,
+        INTRACOMM_CONTEXTS,
     ))
 }
 
@@ -205,11 +213,28 @@ pub fn dup(comm: MPI_Comm) -> MpiResult<MPI_Comm> {
 /// the members agree on which call is which); the returned future agrees
 /// on the context and installs the communicator, giving its handle. The
 /// parent's epoch and error handler are taken now, so freeing `comm`
-/// before completion does not disturb the dup.
+/// before completion does not disturb the dup. An intercommunicator's
+/// members of both groups agree over its collective context, and the dup
+/// is an intercommunicator of the same groups.
 pub fn start_idup(
     comm: MPI_Comm,
 ) -> MpiResult<impl Future<Output = MpiResult<MPI_Comm>> + Send + 'static> {
-    let ch = Call::channel(comm)?;
+    let (ch, remote, count) = match InterChannels::lookup(comm)? {
+        Some(chs) => {
+            let rt = runtime::lock();
+            let c = rt.comms().get(comm)?;
+            let local = Channel {
+                members: c.members.clone(),
+                rank: c.rank,
+                context_id: c.context_id,
+            };
+            // The agreement runs on both groups; the dup keeps the local
+            // group (`local`) facing the remote one.
+            let both = chs.both().clone();
+            (both, Some((local, c.peers().clone())), INTERCOMM_CONTEXTS)
+        }
+        None => (Call::channel(comm)?, None, INTRACOMM_CONTEXTS),
+    };
     let (epoch, errhandler) = {
         let mut rt = runtime::lock();
         let p = rt.comms().get(comm)?;
@@ -219,7 +244,7 @@ pub fn start_idup(
         (epoch, errhandler)
     };
     let call = Call::start(ch);
-    let proposal = match reserve_proposal() {
+    let proposal = match reserve_proposal(count) {
         Ok(proposal) => proposal,
         Err(e) => {
             let _ = runtime::lock().errhandlers_mut().release(errhandler);
@@ -228,7 +253,7 @@ pub fn start_idup(
     };
     let in_flight = InFlight::new();
     Ok(async move {
-        let agreed = agree(&call, proposal, true).await;
+        let agreed = agree(&call, proposal, true, count).await;
         let mut rt = runtime::lock();
         let number = match agreed {
             Ok(number) => number,
@@ -237,13 +262,19 @@ pub fn start_idup(
                 return Err(e);
             }
         };
-        let created = rt.add_comm_holding_errhandler(Communicator::new(
-            call.ch.members.clone(),
-            call.ch.rank,
-            epoch,
-            number,
-            errhandler,
-        ));
+        let created = rt.add_comm_holding_errhandler(match remote {
+            Some((local, remote)) => Communicator {
+                remote: Some(remote),
+                ..Communicator::new(local.members, local.rank, epoch, number, errhandler)
+            },
+            None => Communicator::new(
+                call.ch.members.clone(),
+                call.ch.rank,
+                epoch,
+                number,
+                errhandler,
+            ),
+        });
         drop(in_flight);
         Ok(created)
     })

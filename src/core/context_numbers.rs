@@ -72,13 +72,13 @@ impl ContextNumbers {
         self.next = self.next.max(number + count);
     }
 
-    /// Claims the 2 numbers from `number` if they are still free here (at or
-    /// above the next free number, or this process's own `proposal`);
-    /// returns whether they were.
-    pub fn claim(&mut self, number: u64, proposal: u64) -> bool {
+    /// Claims the `count` numbers from `number` if they are still free here
+    /// (at or above the next free number, or this process's own
+    /// `proposal` of as many); returns whether they were.
+    pub fn claim(&mut self, number: u64, proposal: u64, count: u64) -> bool {
         let free = number >= self.next || number == proposal;
         if free {
-            self.skip_past(number, 2);
+            self.skip_past(number, count);
         }
         free
     }
@@ -114,9 +114,9 @@ mod tests {
         let mut c = ContextNumbers::default();
         let proposal = c.reserve(2);
         let other = c.reserve(2);
-        assert!(c.claim(proposal, proposal));
-        assert!(!c.claim(other, proposal), "given to another creation");
-        assert!(c.claim(50, proposal));
+        assert!(c.claim(proposal, proposal, 2));
+        assert!(!c.claim(other, proposal, 2), "given to another creation");
+        assert!(c.claim(50, proposal, 2));
         assert_eq!(c.reserve(2), 52);
     }
 

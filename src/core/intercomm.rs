@@ -13,9 +13,10 @@
 use std::os::raw::c_int;
 use std::sync::Arc;
 
-use super::collective::algorithms::{allgather, allreduce_max_u64};
+use super::collective::algorithms::{allgather, allreduce_max_u64, allreduce_max_u64_tagged};
 use super::collective::channel::{Channel, COLLECTIVE_TAG};
 use super::collective::inter::InterChannels;
+use super::collective::sequence;
 use super::comm::{Communicator, ProcessId};
 use super::comm_constructors::group_of;
 use super::context_numbers::pre_context_number;
@@ -26,7 +27,7 @@ use crate::mpi_abi::constants::*;
 use crate::mpi_abi::types::{MPI_Comm, MPI_Errhandler, MPI_Group};
 
 /// Context ids an intercommunicator takes.
-const INTERCOMM_CONTEXTS: u64 = 4;
+pub const INTERCOMM_CONTEXTS: u64 = 4;
 
 fn encode(values: &[u64]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_le_bytes()).collect()
@@ -496,7 +497,11 @@ pub fn merge(intercomm: MPI_Comm, high: bool) -> MpiResult<MPI_Comm> {
         context_id: cid + 3,
     };
     let proposal = runtime::lock().contexts()?.1.reserve(2);
-    let number = allreduce_max_u64(&merged_ch, proposal)?;
+    // The merged order depends on each call's `high`: two merges in a row
+    // number the members differently on this one context, so each takes a
+    // tag of its own (every member merges in the same order).
+    let tag = sequence::next_tag(cid + 3);
+    let number = allreduce_max_u64_tagged(&merged_ch, tag, proposal)?;
     let mut rt = runtime::lock();
     rt.contexts()?.1.skip_past(number, 2);
     rt.add_comm(Communicator::new(
