@@ -3,8 +3,9 @@
  * and MPI_Comm_create (the even local ranks) give intercommunicators with
  * the right local and remote groups: each process sends its world rank to
  * every remote rank and checks what every remote rank sent against the
- * members it expects there; a merge of the dup works; MPI_UNDEFINED and
- * non-members get MPI_COMM_NULL. */
+ * members it expects there; a merge of the dup works, and so do merges in
+ * a row with the order flipping; MPI_UNDEFINED and non-members get
+ * MPI_COMM_NULL. */
 #include "mpitest.h"
 
 static int wrank, wsize;
@@ -63,6 +64,24 @@ int main(int argc, char **argv) {
     MPI_Comm_size(merged, &msize);
     MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, merged);
     CHECK(msize == wsize && sum == wsize, "merge: size %d, sum %d", msize, sum);
+
+    /* Merges in a row with the order flipping (each numbers the members
+     * differently): sizes, ranks and a reduction on each. */
+    for (int round = 0; round < 4; round++) {
+        int high = round < 2 ? (round ? left : !left) : round - 2;
+        MPI_Comm m;
+        MPI_Intercomm_merge(ic, high, &m);
+        int ms = 0, mr = -1, total = 0;
+        MPI_Comm_size(m, &ms);
+        MPI_Comm_rank(m, &mr);
+        MPI_Allreduce(&wrank, &total, 1, MPI_INT, MPI_SUM, m);
+        CHECK(ms == wsize && total == wsize * (wsize - 1) / 2, "merge %d: size %d, sum %d", round, ms, total);
+        if (round < 2) {
+            int expect = high ? nr + lrank : lrank;
+            CHECK(mr == expect, "merge %d (high %d): rank %d, expected %d", round, high, mr, expect);
+        }
+        MPI_Comm_free(&m);
+    }
 
     /* split: color = local rank parity, key reversed; rank 0 of the right
      * half opts out. */

@@ -4,6 +4,8 @@
 //! are blocking and run one at a time per communicator, so a single tag
 //! cannot confuse them, and the sequence tags of the program's collectives
 //! never equal it.
+use std::os::raw::c_int;
+
 use super::call::Call;
 use super::channel::{Channel, COLLECTIVE_TAG};
 use super::executor::block;
@@ -21,10 +23,18 @@ pub fn barrier(ch: &Channel) -> MpiResult {
 
 /// Every member's `mine` (all of the same length), in rank order.
 pub fn allgather(ch: &Channel, mine: &[u8]) -> MpiResult<Vec<u8>> {
+    allgather_tagged(ch, COLLECTIVE_TAG, mine)
+}
+
+/// [`allgather`] with messages tagged `tag`: for a channel whose members'
+/// order changes from call to call on one context (see
+/// `core::intercomm::merge`), where the fixed tag could let one call's
+/// message match another's receive.
+pub fn allgather_tagged(ch: &Channel, tag: c_int, mine: &[u8]) -> MpiResult<Vec<u8>> {
     let (p, n) = (ch.size(), mine.len());
     let mut all = vec![0u8; n * p];
     all[ch.rank * n..(ch.rank + 1) * n].copy_from_slice(mine);
-    let call = internal(ch);
+    let call = Call::with_tag(ch.clone(), tag);
     block(super::gather::allgather_bytes(
         &call,
         &mut all,
@@ -35,7 +45,13 @@ pub fn allgather(ch: &Channel, mine: &[u8]) -> MpiResult<Vec<u8>> {
 
 /// The largest of every member's value.
 pub fn allreduce_max_u64(ch: &Channel, value: u64) -> MpiResult<u64> {
-    let all = allgather(ch, &value.to_le_bytes())?;
+    allreduce_max_u64_tagged(ch, COLLECTIVE_TAG, value)
+}
+
+/// [`allreduce_max_u64`] with messages tagged `tag` (see
+/// [`allgather_tagged`]).
+pub fn allreduce_max_u64_tagged(ch: &Channel, tag: c_int, value: u64) -> MpiResult<u64> {
+    let all = allgather_tagged(ch, tag, &value.to_le_bytes())?;
     Ok(all
         .chunks_exact(8)
         .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
