@@ -110,6 +110,29 @@ int main(int argc, char **argv) {
     MPI_Comm_free(&node);
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_UNDEFINED, rank, MPI_INFO_NULL, &node);
     CHECK(node == MPI_COMM_NULL, "MPI_UNDEFINED split type");
+    /* Hardware types: the node's shared memory is the one resource known;
+     * without the key, or for another resource, MPI_COMM_NULL; unguided on
+     * one node has no strict subset to give. */
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, 0, MPI_INFO_NULL, &node);
+    CHECK(node == MPI_COMM_NULL, "HW_GUIDED without info");
+    MPI_Info hw;
+    MPI_Info_create(&hw);
+    MPI_Info_set(hw, "mpi_hw_resource_type", "mpi_shared_memory");
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, rank, hw, &node);
+    CHECK(node != MPI_COMM_NULL, "HW_GUIDED mpi_shared_memory gave MPI_COMM_NULL");
+    if (node != MPI_COMM_NULL) {
+        MPI_Comm_size(node, &nsize);
+        CHECK(nsize == size, "HW_GUIDED mpi_shared_memory: size %d", nsize);
+        MPI_Comm_free(&node);
+    }
+    MPI_Info_set(hw, "mpi_hw_resource_type", "hwloc://L3Cache");
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, rank, hw, &node);
+    CHECK(node == MPI_COMM_NULL, "HW_GUIDED on an unknown resource");
+    MPI_Info_free(&hw);
+    MPI_Info_create(&hw);
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_UNGUIDED, rank, hw, &node);
+    CHECK(node == MPI_COMM_NULL, "HW_UNGUIDED on one node: no strict subset");
+    MPI_Info_free(&hw);
 
     /* Info hints, idup. */
     MPI_Info info, used;
@@ -121,6 +144,18 @@ int main(int argc, char **argv) {
     int len = sizeof value;
     MPI_Info_get_string(used, "mpi_assert_no_any_tag", &len, value, &flag);
     CHECK(flag && !strcmp(value, "true"), "comm info");
+    MPI_Info_free(&used);
+    /* Keys oxmpi does not use are ignored (as in MPICH): not kept. */
+    MPI_Info_set(info, "invalid_test_key", "true");
+    MPI_Info_set(info, "mpi_assert_no_any_source", "true");
+    MPI_Comm_set_info(dup, info);
+    MPI_Comm_get_info(dup, &used);
+    len = sizeof value;
+    MPI_Info_get_string(used, "invalid_test_key", &len, value, &flag);
+    CHECK(!flag, "an unknown key was kept");
+    len = sizeof value;
+    MPI_Info_get_string(used, "mpi_assert_no_any_source", &len, value, &flag);
+    CHECK(flag && !strcmp(value, "true"), "mpi_assert_no_any_source was not kept");
     MPI_Info_free(&used);
     MPI_Info_free(&info);
     MPI_Request rq;

@@ -167,9 +167,19 @@ pub unsafe fn create_group(
     Ok(())
 }
 
-/// `MPI_Comm_split_type`: `MPI_COMM_TYPE_SHARED` (and the hardware types,
-/// which oxmpi resolves to the node) split by node; `MPI_UNDEFINED` gives
-/// `MPI_COMM_NULL`.
+/// The value of `mpi_hw_resource_type` that names a node's shared memory.
+const SHARED_MEMORY_RESOURCE: &str = "mpi_shared_memory";
+
+/// `MPI_Comm_split_type`: `MPI_COMM_TYPE_SHARED` (and the MPICH extension
+/// `MPIX_COMM_TYPE_NEIGHBORHOOD`) split by node; `MPI_UNDEFINED` gives
+/// `MPI_COMM_NULL`. Hardware types, as MPI 4.1 and MPICH: oxmpi knows
+/// one resource, the node's shared memory, so `MPI_COMM_TYPE_HW_GUIDED`
+/// splits by node when the info's `mpi_hw_resource_type` is
+/// `mpi_shared_memory` and gives `MPI_COMM_NULL` for any other resource,
+/// or without the key; `MPI_COMM_TYPE_HW_UNGUIDED` gives the node's
+/// communicator when it is a strict subset of `comm` (and sets
+/// `mpi_hw_resource_type` in `info`), else `MPI_COMM_NULL`. Every member
+/// passes the same split type and resource, so all take the same path.
 pub unsafe fn split_type(
     comm: MPI_Comm,
     split_type: c_int,
@@ -177,19 +187,43 @@ pub unsafe fn split_type(
     info: MPI_Info,
     newcomm: &mut MPI_Comm,
 ) -> MpiResult {
-    {
+    let resource = {
         let rt = runtime::lock();
         rt.comms().get(comm)?;
-        if info != MPI_INFO_NULL {
-            crate::abi::info::lookup(&rt, info)?;
+        if info == MPI_INFO_NULL {
+            None
+        } else {
+            crate::abi::info::lookup(&rt, info)?
+                .get("mpi_hw_resource_type")?
+                .map(str::to_string)
         }
-    }
+    };
     *newcomm = match split_type {
         MPI_UNDEFINED => crate::core::comm_constructors::split(comm, MPI_UNDEFINED, key)?,
-        MPI_COMM_TYPE_SHARED
-        | MPI_COMM_TYPE_HW_GUIDED
-        | MPI_COMM_TYPE_HW_UNGUIDED
-        | MPIX_COMM_TYPE_NEIGHBORHOOD => crate::core::comm_constructors::split_shared(comm, key)?,
+        MPI_COMM_TYPE_SHARED | MPIX_COMM_TYPE_NEIGHBORHOOD => {
+            crate::core::comm_constructors::split_shared(comm, key)?
+        }
+        MPI_COMM_TYPE_HW_GUIDED => {
+            if resource.as_deref() == Some(SHARED_MEMORY_RESOURCE) {
+                crate::core::comm_constructors::split_shared(comm, key)?
+            } else {
+                MPI_COMM_NULL
+            }
+        }
+        MPI_COMM_TYPE_HW_UNGUIDED => {
+            let node = crate::core::comm_constructors::split_shared(comm, key)?;
+            let mut rt = runtime::lock();
+            if rt.comms().get(node)?.size() < rt.comms().get(comm)?.size() {
+                if info != MPI_INFO_NULL {
+                    crate::abi::info::lookup_mut(&mut rt, info)?
+                        .set("mpi_hw_resource_type", SHARED_MEMORY_RESOURCE)?;
+                }
+                node
+            } else {
+                rt.free_comm(node)?;
+                MPI_COMM_NULL
+            }
+        }
         other => {
             return Err(MpiError::new(
                 MPI_ERR_ARG,
@@ -201,12 +235,29 @@ pub unsafe fn split_type(
 }
 
 /// The hints of `info` for a new communicator (none for `MPI_INFO_NULL`).
+/// The communicator hints oxmpi takes: MPI's assertions. Other keys are
+/// ignored (not kept, so `MPI_Comm_get_info` does not return them), as in
+/// MPICH.
+const COMM_HINTS: [&str; 4] = [
+    "mpi_assert_no_any_tag",
+    "mpi_assert_no_any_source",
+    "mpi_assert_exact_length",
+    "mpi_assert_allow_overtaking",
+];
+
+/// The hints of `info` a communicator keeps (see [`COMM_HINTS`]).
 fn info_hints(info: MPI_Info) -> MpiResult<crate::core::info::InfoObject> {
+    let mut hints = crate::core::info::InfoObject::new();
     if info == MPI_INFO_NULL {
-        return Ok(crate::core::info::InfoObject::new());
+        return Ok(hints);
     }
     let rt = runtime::lock();
-    Ok(crate::abi::info::lookup(&rt, info)?.clone())
+    for (k, v) in crate::abi::info::lookup(&rt, info)?.entries() {
+        if COMM_HINTS.contains(&k.as_str()) {
+            hints.set(k, v)?;
+        }
+    }
+    Ok(hints)
 }
 
 pub unsafe fn dup_with_info(comm: MPI_Comm, info: MPI_Info, newcomm: &mut MPI_Comm) -> MpiResult {
@@ -307,9 +358,9 @@ pub unsafe fn idup_with_info(
 }
 
 pub unsafe fn set_info(comm: MPI_Comm, info: MPI_Info) -> MpiResult {
+    runtime::lock().comms().get(comm)?;
+    let hints = info_hints(info)?;
     let mut rt = runtime::lock();
-    rt.comms().get(comm)?;
-    let hints = crate::abi::info::lookup(&rt, info)?.clone();
     let c = rt.comms_mut().get_mut(comm)?;
     for (k, v) in hints.entries() {
         c.info.set(k, v)?;

@@ -56,7 +56,7 @@ pub fn lookup(rt: &Runtime, h: MPI_Info) -> MpiResult<&InfoObject> {
     rt.infos().get(h).ok_or_else(|| invalid(h))
 }
 
-fn lookup_mut(rt: &mut Runtime, h: MPI_Info) -> MpiResult<&mut InfoObject> {
+pub fn lookup_mut(rt: &mut Runtime, h: MPI_Info) -> MpiResult<&mut InfoObject> {
     if h == MPI_INFO_ENV {
         return Err(MpiError::new(MPI_ERR_INFO, "MPI_INFO_ENV is read-only"));
     }
