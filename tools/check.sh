@@ -80,6 +80,17 @@ echo "== C tests"
 rm -f build/reliability-rows.txt
 c_pass "shm" build/c_tests.log OXMPI_PREFIX="$STAGE" OXMPI_TEST_REPORT="$ROOT/build/reliability-rows.txt"
 
+# MPICH's own test suite: the entries of tools/mpich_suite/subset.txt
+# (those that pass, from the folders whose features oxmpi has), built with
+# the staged mpicc; any that fails is a regression. Skipped (77) with a
+# notice when MPICH's source package cannot be fetched.
+echo "== MPICH's test suite, a subset (make check-mpich runs all of it)"
+python3 tools/mpich_suite.py --subset tools/mpich_suite/subset.txt --timeout-scale 0.5 --prefix "$STAGE" \
+    > build/mpich-suite.log 2>&1
+status=$?
+grep -E '^(SKIP|== |  |check-mpich)' build/mpich-suite.log | tail -n 40
+record "mpich-suite-subset" "$status"
+
 echo "== C tests again over TCP only (OXMPI_TRANSPORT=tcp)"
 c_pass "tcp" build/c_tests_tcp.log OXMPI_PREFIX="$STAGE" \
     OXMPI_TEST_EXTRA_ENV="OXMPI_TRANSPORT=tcp" OXMPI_TEST_SKIP_SCRIPTS=1
