@@ -157,16 +157,10 @@ impl Layout {
         let (lb, ub) = match bounds {
             Some((lb, ub)) => (lb as i128, ub as i128),
             None => {
-                let lb = self
-                    .explicit_lb
-                    .or(self.bounds.lo)
-                    .or(self.explicit_ub)
-                    .unwrap_or(0);
-                let mut ub = self
-                    .explicit_ub
-                    .or(self.bounds.hi)
-                    .or(self.explicit_lb)
-                    .unwrap_or(0);
+                // A side no entry bounds is 0 (as in MPICH): a type of only
+                // an LB marker at 10 has ub 0 and extent -10.
+                let lb = self.explicit_lb.or(self.bounds.lo).unwrap_or(0);
+                let mut ub = self.explicit_ub.or(self.bounds.hi).unwrap_or(0);
                 if pad && self.explicit_lb.is_none() && self.explicit_ub.is_none() {
                     let rem = (ub - lb).rem_euclid(self.align as i128);
                     if rem != 0 {

@@ -242,6 +242,10 @@ fn struct_padding_follows_the_alignment() {
         shape(&s(&[(1, 2, MPI_LB), (1, 4, MPI_INT)])),
         (4, 2, 6, 4, 4)
     );
+    // Markers alone: a side no entry bounds is 0 (MPICH's
+    // struct_no_real_types): { (LB,10) } has extent -10, { (UB,10) } 10.
+    assert_eq!(shape(&s(&[(1, 10, MPI_LB)])), (0, 10, -10, 0, 0));
+    assert_eq!(shape(&s(&[(1, 10, MPI_UB)])), (0, 0, 10, 0, 0));
     // Two copies of m: MPICH gives lb -4, extent 48, true extent 28.
     let mm = constructors::contiguous(2, &m).unwrap();
     assert_eq!(shape(&mm), (8, -4, 48, 0, 28));
