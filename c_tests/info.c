@@ -96,6 +96,25 @@ int main(int argc, char **argv) {
     CHECK_CLASS(MPI_Info_free(&freed), MPI_ERR_INFO);
     MPI_Info_free(&info);
 
+    /* MPI_Info_create_env: a writable copy of the environment's info, or
+     * one naming the command and arguments given. */
+    MPI_Info env;
+    CHECK(MPI_Info_create_env(0, NULL, &env) == MPI_SUCCESS, "MPI_Info_create_env");
+    len = sizeof value;
+    MPI_Info_get_string(env, "command", &len, value, &flag);
+    CHECK(flag && strstr(argv[0], value) != NULL, "create_env command '%s' (argv[0] %s)", value, argv[0]);
+    CHECK(MPI_Info_set(env, "k", "v") == MPI_SUCCESS, "the created info is writable");
+    MPI_Info_free(&env);
+    char *words[] = {"prog", "-a", "b", NULL};
+    MPI_Info_create_env(3, words, &env);
+    len = sizeof value;
+    MPI_Info_get_string(env, "command", &len, value, &flag);
+    CHECK(flag && !strcmp(value, "prog"), "create_env(argv) command '%s'", value);
+    len = sizeof value;
+    MPI_Info_get_string(env, "argv", &len, value, &flag);
+    CHECK(flag && !strcmp(value, "-a b"), "create_env(argv) argv '%s'", value);
+    MPI_Info_free(&env);
+
     MPI_Finalize();
     mt_report(rank, mt_errors);
     return mt_errors ? 1 : 0;

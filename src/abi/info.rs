@@ -68,6 +68,32 @@ pub unsafe fn create(info: &mut MPI_Info) -> MpiResult {
     Ok(())
 }
 
+/// `MPI_Info_create_env` (MPI 4): a new info object with what
+/// `MPI_INFO_ENV` holds; `argc`/`argv` (both may be 0/NULL), when given,
+/// name the command and its arguments instead of the process's own.
+pub unsafe fn create_env(argc: c_int, argv: *mut *mut c_char, info: &mut MPI_Info) -> MpiResult {
+    let mut created = INFO_ENV.clone();
+    if argc > 0 && !argv.is_null() {
+        let mut words = Vec::new();
+        for i in 0..argc as usize {
+            // SAFETY: `argv` holds `argc` pointers (MPI's contract, as for
+            // main's arguments); each is NULL (rejected) or NUL-terminated.
+            let word = unsafe { in_str(*argv.add(i), "argv") }?;
+            words.push(word);
+        }
+        if let Some(command) = words.first() {
+            created.set("command", command)?;
+        }
+        if words.len() > 1 {
+            created.set("argv", &words[1..].join(" "))?;
+        } else {
+            let _ = created.delete("argv");
+        }
+    }
+    *info = runtime::lock().infos_mut().insert(created);
+    Ok(())
+}
+
 pub unsafe fn set(info: MPI_Info, key: *const c_char, value: *const c_char) -> MpiResult {
     // SAFETY: `key` and `value` are MPI_Info_set's strings: NULL (rejected
     // by `in_str`) or NUL-terminated (MPI's contract), read only here.
