@@ -102,7 +102,28 @@ int main(int argc, char **argv) {
     CHECK(strcmp(text, "my class") == 0, "user class text '%s'", text);
     CHECK_CLASS(MPI_Add_error_string(MPI_ERR_ARG, "x"), MPI_ERR_ARG);
     CHECK_CLASS(MPI_Add_error_code(myclass + 1000, &mycode), MPI_ERR_ARG);
-    (void)lastused; (void)flag;
+    /* MPI_LASTUSEDCODE is never below MPI_ERR_LASTCODE and covers ours. */
+    int *last = NULL;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &last, &flag);
+    lastused = flag && last ? *last : -1;
+    CHECK(lastused >= MPI_ERR_LASTCODE && lastused >= mycode && lastused >= myclass,
+          "MPI_LASTUSEDCODE %d (class %d, code %d)", lastused, myclass, mycode);
+    /* MPICH's MPIX_Delete_error_*: a class goes only once its codes have;
+     * deleted values are invalid, then given again. Many rounds. */
+    CHECK(MPIX_Delete_error_class(myclass) != MPI_SUCCESS, "a class with a code was deleted");
+    for (int round = 0; round < 2000; round++) {
+        int c2, k2;
+        MPI_Add_error_class(&c2);
+        MPI_Add_error_code(c2, &k2);
+        MPI_Add_error_string(k2, "passing");
+        CHECK(MPIX_Delete_error_string(k2) == MPI_SUCCESS, "delete string");
+        CHECK(MPIX_Delete_error_code(k2) == MPI_SUCCESS, "delete code");
+        CHECK(MPIX_Delete_error_class(c2) == MPI_SUCCESS, "delete class");
+        if (round == 0) CHECK_CLASS(MPI_Error_class(k2, &cls), MPI_ERR_ARG);
+        if (mt_errors) break;
+    }
+    CHECK(MPIX_Delete_error_code(mycode) == MPI_SUCCESS, "delete the first code");
+    CHECK(MPIX_Delete_error_class(myclass) == MPI_SUCCESS, "then its class");
 
     /* An unimplemented function reports through the handler. */
     MPI_Win win;

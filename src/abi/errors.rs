@@ -111,6 +111,21 @@ pub unsafe fn add_error_code(errorclass: c_int, errorcode: &mut c_int) -> MpiRes
     Ok(())
 }
 
+/// `MPIX_Delete_error_class` (`MPI_Delete_error_class` of MPI 4.1).
+pub unsafe fn delete_error_class(errorclass: c_int) -> MpiResult {
+    error_codes::delete_class(errorclass)
+}
+
+/// `MPIX_Delete_error_code` (`MPI_Delete_error_code` of MPI 4.1).
+pub unsafe fn delete_error_code(errorcode: c_int) -> MpiResult {
+    error_codes::delete_code(errorcode)
+}
+
+/// `MPIX_Delete_error_string` (`MPI_Delete_error_string` of MPI 4.1).
+pub unsafe fn delete_error_string(errorcode: c_int) -> MpiResult {
+    error_codes::delete_string(errorcode)
+}
+
 pub unsafe fn add_error_string(errorcode: c_int, string: *const c_char) -> MpiResult {
     // SAFETY: `string` is MPI_Add_error_string's: NULL (rejected by `in_str`)
     // or NUL-terminated, read only during this call.

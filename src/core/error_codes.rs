@@ -11,7 +11,7 @@
 //! (`MPI_LASTUSEDCODE` is never below it); a user class is `DYNAMIC | n`
 //! with `n >= FIRST_USER_CLASS` in the class bits. Codes of predefined
 //! classes stay at or below `MPI_ERR_LASTCODE`.
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::os::raw::c_int;
 use std::sync::LazyLock;
 
@@ -32,8 +32,18 @@ pub const FIRST_USER_CLASS: c_int = 128;
 struct Registry {
     ring: Vec<Option<(c_int, String)>>,
     next_ring_index: c_int,
-    user_classes: c_int,
-    user_codes: Vec<c_int>,
+    /// Live user classes (`DYNAMIC | n`).
+    user_classes: BTreeSet<c_int>,
+    /// Class numbers `n` given back by `MPIX_Delete_error_class`, and the
+    /// next never used.
+    free_class_numbers: Vec<c_int>,
+    next_class_number: c_int,
+    /// Live user codes.
+    user_codes: BTreeSet<c_int>,
+    /// Code indexes given back by `MPIX_Delete_error_code`, and the next
+    /// never used.
+    free_code_indexes: Vec<c_int>,
+    next_code_index: c_int,
     strings: HashMap<c_int, String>,
 }
 
@@ -43,8 +53,12 @@ static REGISTRY: LazyLock<OrderedMutex<Registry>> = LazyLock::new(|| {
         Registry {
             ring: vec![None; RING_SIZE],
             next_ring_index: 1,
-            user_classes: 0,
-            user_codes: Vec::new(),
+            user_classes: BTreeSet::new(),
+            free_class_numbers: Vec::new(),
+            next_class_number: FIRST_USER_CLASS,
+            user_codes: BTreeSet::new(),
+            free_code_indexes: Vec::new(),
+            next_code_index: RING_LAST + 1,
             strings: HashMap::new(),
         },
     )
@@ -57,9 +71,7 @@ fn registry() -> OrderedGuard<'static, Registry> {
 impl Registry {
     /// Whether `class` is a user-defined class added so far.
     fn is_user_class(&self, class: c_int) -> bool {
-        let n = class & !DYNAMIC;
-        class & DYNAMIC != 0
-            && (FIRST_USER_CLASS..FIRST_USER_CLASS + self.user_classes).contains(&n)
+        self.user_classes.contains(&class)
     }
 }
 
@@ -150,14 +162,21 @@ pub fn string_of(code: c_int) -> Option<String> {
 /// `MPI_Add_error_class`.
 pub fn add_class() -> Result<c_int, MpiError> {
     let mut reg = registry();
-    if FIRST_USER_CLASS + reg.user_classes > CLASS_MASK {
-        return Err(MpiError::new(
-            MPI_ERR_OTHER,
-            "no more error classes can be added",
-        ));
-    }
-    let class = DYNAMIC | (FIRST_USER_CLASS + reg.user_classes);
-    reg.user_classes += 1;
+    let n = match reg.free_class_numbers.pop() {
+        Some(n) => n,
+        None if reg.next_class_number <= CLASS_MASK => {
+            reg.next_class_number += 1;
+            reg.next_class_number - 1
+        }
+        None => {
+            return Err(MpiError::new(
+                MPI_ERR_OTHER,
+                "no more error classes can be added",
+            ))
+        }
+    };
+    let class = DYNAMIC | n;
+    reg.user_classes.insert(class);
     Ok(class)
 }
 
@@ -171,29 +190,85 @@ pub fn add_code(class: c_int) -> Result<c_int, MpiError> {
             format!("{class} is not a valid error class"),
         ));
     }
-    let index = RING_LAST + 1 + reg.user_codes.len() as c_int;
-    if index >= 1 << (30 - CLASS_BITS) {
-        return Err(MpiError::new(
-            MPI_ERR_OTHER,
-            "no more error codes can be added",
-        ));
-    }
+    let index = match reg.free_code_indexes.pop() {
+        Some(index) => index,
+        None if reg.next_code_index < 1 << (30 - CLASS_BITS) => {
+            reg.next_code_index += 1;
+            reg.next_code_index - 1
+        }
+        None => {
+            return Err(MpiError::new(
+                MPI_ERR_OTHER,
+                "no more error codes can be added",
+            ))
+        }
+    };
     let code = DYNAMIC | class | (index << CLASS_BITS);
-    reg.user_codes.push(code);
+    reg.user_codes.insert(code);
     Ok(code)
 }
 
 /// `MPI_Add_error_string`: only user-defined classes and codes take one.
 pub fn add_string(code: c_int, text: String) -> Result<(), MpiError> {
-    let user_class = registry().is_user_class(code);
-    let user_code = registry().user_codes.contains(&code);
-    if !user_class && !user_code {
+    let mut reg = registry();
+    if !reg.is_user_class(code) && !reg.user_codes.contains(&code) {
         return Err(MpiError::new(
             MPI_ERR_ARG,
             format!("{code} is not a user-defined error class or code"),
         ));
     }
-    registry().strings.insert(code, text);
+    reg.strings.insert(code, text);
+    Ok(())
+}
+
+/// `MPI_Delete_error_string` (MPICH's `MPIX_` extension, MPI 4.1): the
+/// user-defined class or code goes back to its class's text.
+pub fn delete_string(code: c_int) -> Result<(), MpiError> {
+    let mut reg = registry();
+    if !reg.is_user_class(code) && !reg.user_codes.contains(&code) {
+        return Err(MpiError::new(
+            MPI_ERR_ARG,
+            format!("{code} is not a user-defined error class or code"),
+        ));
+    }
+    reg.strings.remove(&code);
+    Ok(())
+}
+
+/// `MPI_Delete_error_code`: the user-defined code is no longer valid (its
+/// value may be given again by `MPI_Add_error_code`).
+pub fn delete_code(code: c_int) -> Result<(), MpiError> {
+    let mut reg = registry();
+    if !reg.user_codes.remove(&code) {
+        return Err(MpiError::new(
+            MPI_ERR_ARG,
+            format!("{code} is not a user-defined error code"),
+        ));
+    }
+    reg.strings.remove(&code);
+    reg.free_code_indexes.push((code & !DYNAMIC) >> CLASS_BITS);
+    Ok(())
+}
+
+/// `MPI_Delete_error_class`: the user-defined class, once it has no codes
+/// left, is no longer valid (its value may be given again).
+pub fn delete_class(class: c_int) -> Result<(), MpiError> {
+    let mut reg = registry();
+    if !reg.is_user_class(class) {
+        return Err(MpiError::new(
+            MPI_ERR_ARG,
+            format!("{class} is not a user-defined error class"),
+        ));
+    }
+    if reg.user_codes.iter().any(|&c| class_bits(c) == class) {
+        return Err(MpiError::new(
+            MPI_ERR_OTHER,
+            format!("error class {class} still has codes (delete them first)"),
+        ));
+    }
+    reg.user_classes.remove(&class);
+    reg.strings.remove(&class);
+    reg.free_class_numbers.push(class & !DYNAMIC);
     Ok(())
 }
 
@@ -201,15 +276,9 @@ pub fn add_string(code: c_int, text: String) -> Result<(), MpiError> {
 /// never below `MPI_ERR_LASTCODE`.
 pub fn last_used_code() -> c_int {
     let reg = registry();
-    let last_class = DYNAMIC | (FIRST_USER_CLASS + reg.user_classes - 1);
-    let last_class = if reg.user_classes > 0 { last_class } else { 0 };
-    reg.user_codes
-        .iter()
-        .copied()
-        .max()
-        .unwrap_or(0)
-        .max(last_class)
-        .max(MPI_ERR_LASTCODE)
+    let last_class = reg.user_classes.last().copied().unwrap_or(0);
+    let last_code = reg.user_codes.last().copied().unwrap_or(0);
+    last_class.max(last_code).max(MPI_ERR_LASTCODE)
 }
 
 #[cfg(test)]
@@ -256,6 +325,18 @@ mod tests {
         assert!(add_code(9999).is_err());
         assert!(last_used_code() >= code);
         assert_eq!(class_of(-5), None);
+        // Deleted codes and classes stop being valid and are given again.
+        assert!(delete_class(class).is_err(), "it still has a code");
+        delete_string(code).unwrap();
+        delete_code(code).unwrap();
+        assert_eq!(class_of(code), None);
+        assert!(delete_code(code).is_err());
+        delete_class(class).unwrap();
+        assert_eq!(class_of(class), None);
+        let again = add_class().unwrap();
+        assert_eq!(again, class, "the class number comes back");
+        let code_again = add_code(again).unwrap();
+        assert_eq!(code_again, code, "so does the code");
     }
 
     #[test]
