@@ -143,6 +143,12 @@ static void one_epoch(int epoch) {
 
     /* A second session at the same time, finalized first. */
     CHECK(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s2) == MPI_SUCCESS, "second session");
+    /* Without a requested level a session is thread-safe (as in MPICH). */
+    MPI_Session_get_info(s2, &used);
+    len = sizeof value;
+    MPI_Info_get_string(used, "thread_level", &len, value, &flag);
+    CHECK(flag && strcmp(value, "MPI_THREAD_MULTIPLE") == 0, "default thread_level '%s'", value);
+    MPI_Info_free(&used);
     MPI_Comm w2 = comm_from_pset(s2, "mpi://WORLD", "org.oxmpi.test.second");
     sum = ring_sum(w2, 1);
     CHECK(sum == world_size, "second session sum %d", sum);

@@ -63,7 +63,10 @@ pub unsafe fn init(
         crate::abi::info::lookup(&rt, info)?.clone()
     };
     rt.errhandlers().check(errhandler)?;
-    let thread_level = requested.unwrap_or(MPI_THREAD_SINGLE);
+    // Without a request a session is thread-safe, as in MPICH (libraries
+    // open their sessions from any thread; the runtime supports
+    // MPI_THREAD_MULTIPLE at no cost to single-threaded use).
+    let thread_level = requested.unwrap_or(MPI_THREAD_MULTIPLE);
     session_info.set("thread_level", thread_level_name(thread_level))?;
     let (epoch, new_epoch) = rt.enter_instance()?;
     if new_epoch {
