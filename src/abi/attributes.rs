@@ -1,15 +1,68 @@
-//! Communicator attributes through the C ABI: keyvals, set/get/delete, and
-//! the copy and delete callbacks run around `MPI_Comm_dup` and
-//! `MPI_Comm_free` (always without the runtime lock: they are user code).
+//! Attributes through the C ABI: keyvals, set/get/delete, and the copy and
+//! delete callbacks run around `MPI_Comm_dup`/`MPI_Type_dup` and
+//! `MPI_Comm_free`/`MPI_Type_free` (always without any lock held: they are
+//! user code). One generic implementation over [`AttributeStore`], the place
+//! an object kind keeps its attributes: communicators in the runtime,
+//! datatypes in their registry (process-level, so type attributes work
+//! outside an epoch too).
 use std::os::raw::{c_int, c_void};
 
 use crate::abi::args::out;
-use crate::core::attributes::{is_predefined, predefined_value, CopyCall, DeleteCall};
+use crate::core::attributes::{
+    is_predefined, predefined_value, AttrObject, Attributes, CopyCall, DeleteCall,
+};
+use crate::core::datatype::registry;
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::runtime;
 use crate::mpi_abi::callbacks::*;
 use crate::mpi_abi::constants::*;
 use crate::mpi_abi::types::*;
+
+/// Where the attributes of one kind of object live.
+pub trait AttributeStore {
+    const KIND: AttrObject;
+    /// Runs `f` on the attributes of `object` (its handle checked), with
+    /// the runtime lock held (keyvals are under it; a store's own lock
+    /// comes after it in the lock order).
+    fn with<R>(
+        rt: &mut runtime::Runtime,
+        object: c_int,
+        f: impl FnOnce(&mut Attributes) -> R,
+    ) -> MpiResult<R>;
+    /// The value of a predefined attribute, readable on every object.
+    fn predefined(_keyval: c_int) -> Option<*mut c_void> {
+        None
+    }
+}
+
+pub struct CommStore;
+
+impl AttributeStore for CommStore {
+    const KIND: AttrObject = AttrObject::Comm;
+    fn with<R>(
+        rt: &mut runtime::Runtime,
+        comm: c_int,
+        f: impl FnOnce(&mut Attributes) -> R,
+    ) -> MpiResult<R> {
+        Ok(f(&mut rt.comms_mut().get_mut(comm)?.attributes))
+    }
+    fn predefined(keyval: c_int) -> Option<*mut c_void> {
+        predefined_value(keyval)
+    }
+}
+
+pub struct DatatypeStore;
+
+impl AttributeStore for DatatypeStore {
+    const KIND: AttrObject = AttrObject::Datatype;
+    fn with<R>(
+        _rt: &mut runtime::Runtime,
+        datatype: c_int,
+        f: impl FnOnce(&mut Attributes) -> R,
+    ) -> MpiResult<R> {
+        registry::with_attributes(datatype, f)
+    }
+}
 
 fn callback_error(what: &str, keyval: c_int, rc: c_int) -> MpiError {
     let class = crate::core::error_codes::class_of(rc).unwrap_or(MPI_ERR_OTHER);
@@ -19,8 +72,8 @@ fn callback_error(what: &str, keyval: c_int, rc: c_int) -> MpiError {
     )
 }
 
-/// Runs a delete callback.
-pub fn run_delete(comm: MPI_Comm, call: DeleteCall) -> MpiResult {
+/// Runs a delete callback for an attribute of `object`.
+pub fn run_delete(object: c_int, call: DeleteCall) -> MpiResult {
     let Some(f) = call.function else {
         return Ok(());
     };
@@ -28,7 +81,7 @@ pub fn run_delete(comm: MPI_Comm, call: DeleteCall) -> MpiResult {
     // values given at keyval creation and attribute setting; no lock held.
     let rc = unsafe {
         f(
-            comm,
+            object,
             call.keyval,
             call.value as *mut c_void,
             call.extra_state as *mut c_void,
@@ -41,7 +94,7 @@ pub fn run_delete(comm: MPI_Comm, call: DeleteCall) -> MpiResult {
 }
 
 /// Runs a copy callback; `Some(value)` when the attribute is to be copied.
-fn run_copy(oldcomm: MPI_Comm, call: CopyCall) -> MpiResult<Option<usize>> {
+fn run_copy(old: c_int, call: CopyCall) -> MpiResult<Option<usize>> {
     let Some(f) = call.function else {
         return Ok(None);
     };
@@ -51,7 +104,7 @@ fn run_copy(oldcomm: MPI_Comm, call: CopyCall) -> MpiResult<Option<usize>> {
     // pointers are locals; no lock held.
     let rc = unsafe {
         f(
-            oldcomm,
+            old,
             call.keyval,
             call.extra_state as *mut c_void,
             call.value as *mut c_void,
@@ -65,37 +118,42 @@ fn run_copy(oldcomm: MPI_Comm, call: CopyCall) -> MpiResult<Option<usize>> {
     Ok((flag != 0).then_some(out as usize))
 }
 
-/// The copy callbacks due for `oldcomm`'s attributes, in their order.
-fn copy_calls(oldcomm: MPI_Comm) -> MpiResult<Vec<CopyCall>> {
-    let rt = runtime::lock();
-    let c = rt.comms().get(oldcomm)?;
-    Ok(c.attributes
-        .entries()
-        .iter()
-        .map(|&(k, v)| rt.keyvals().copy_call(k, v))
+/// The copy callbacks due for `old`'s attributes, in their order.
+fn copy_calls<S: AttributeStore>(old: c_int) -> MpiResult<Vec<CopyCall>> {
+    let mut rt = runtime::lock();
+    let entries = S::with(&mut rt, old, |a| a.entries().to_vec())?;
+    Ok(entries
+        .into_iter()
+        .map(|(k, v)| rt.keyvals().copy_call(k, v))
         .collect())
 }
 
-/// Copies `oldcomm`'s attributes to `newcomm` through their copy callbacks
-/// (`MPI_Comm_dup`). If a copy callback fails, `newcomm` is freed (the
-/// attributes copied so far deleted through their callbacks) and the
-/// callback's error is the result: the dup made nothing.
-pub fn copy_all(oldcomm: MPI_Comm, newcomm: MPI_Comm) -> MpiResult {
-    let copied = copy_calls(oldcomm).and_then(|calls| {
+/// Copies `old`'s attributes to `new` through their copy callbacks (the
+/// dup calls). If a copy callback fails, the attributes copied so far are
+/// deleted again through their callbacks and the callback's error is the
+/// result; the caller frees `new`.
+pub fn copy_attributes<S: AttributeStore>(old: c_int, new: c_int) -> MpiResult {
+    let copied = copy_calls::<S>(old).and_then(|calls| {
         for call in calls {
-            if let Some(value) = run_copy(oldcomm, call)? {
+            if let Some(value) = run_copy(old, call)? {
                 let mut rt = runtime::lock();
                 rt.keyvals_mut().attach(call.keyval);
-                rt.comms_mut()
-                    .get_mut(newcomm)?
-                    .attributes
-                    .set(call.keyval, value);
+                S::with(&mut rt, new, |a| a.set(call.keyval, value))?;
             }
         }
         Ok(())
     });
     if copied.is_err() {
-        let _ = delete_all(newcomm);
+        let _ = delete_attributes::<S>(new);
+    }
+    copied
+}
+
+/// Copies `oldcomm`'s attributes to `newcomm` (`MPI_Comm_dup`); if a copy
+/// callback fails, `newcomm` is freed and the dup made nothing.
+pub fn copy_all(oldcomm: MPI_Comm, newcomm: MPI_Comm) -> MpiResult {
+    let copied = copy_attributes::<CommStore>(oldcomm, newcomm);
+    if copied.is_err() {
         let _ = runtime::lock().free_comm(newcomm);
     }
     copied
@@ -107,7 +165,7 @@ pub fn copy_all(oldcomm: MPI_Comm, newcomm: MPI_Comm) -> MpiResult {
 /// returned `(keyval, value)` pairs go to the new communicator with
 /// [`attach_copies`] (or back with [`drop_copies`]).
 pub fn prepare_copies(oldcomm: MPI_Comm) -> MpiResult<Vec<(c_int, usize)>> {
-    let calls = copy_calls(oldcomm)?;
+    let calls = copy_calls::<CommStore>(oldcomm)?;
     let mut copies = Vec::new();
     for call in calls {
         match run_copy(oldcomm, call) {
@@ -148,101 +206,78 @@ pub fn drop_copies(rt: &mut runtime::Runtime, copies: Vec<(c_int, usize)>) {
     }
 }
 
-/// Deletes every attribute of `comm` through the delete callbacks, the
-/// last set first (`MPI_Comm_free`, and `MPI_Finalize` for
-/// `MPI_COMM_SELF`, where MPI defines that order). A callback that fails
-/// stops it: that attribute and the ones set before it stay, and its
+/// Deletes every attribute of `object` through the delete callbacks, the
+/// last set first (`MPI_Comm_free`, `MPI_Type_free`, and `MPI_Finalize`
+/// for `MPI_COMM_SELF`, where MPI defines that order). A callback that
+/// fails stops it: that attribute and the ones set before it stay, and its
 /// error is the result.
-pub fn delete_all(comm: MPI_Comm) -> MpiResult {
+pub fn delete_attributes<S: AttributeStore>(object: c_int) -> MpiResult {
     loop {
         let call = {
-            let rt = runtime::lock();
-            match rt.comms().get(comm)?.attributes.last() {
+            let mut rt = runtime::lock();
+            match S::with(&mut rt, object, |a| a.last())? {
                 Some((keyval, value)) => rt.keyvals().delete_callback(keyval, value),
                 None => return Ok(()),
             }
         };
-        run_delete(comm, call)?;
-        forget(comm, call.keyval)?;
+        run_delete(object, call)?;
+        forget::<S>(object, call.keyval)?;
     }
 }
 
-/// Removes `keyval`'s attribute from `comm` once its delete callback
+/// [`delete_attributes`] of a communicator.
+pub fn delete_all(comm: MPI_Comm) -> MpiResult {
+    delete_attributes::<CommStore>(comm)
+}
+
+/// Removes `keyval`'s attribute from `object` once its delete callback
 /// succeeded, giving back the keyval's use.
-fn forget(comm: MPI_Comm, keyval: c_int) -> MpiResult {
+fn forget<S: AttributeStore>(object: c_int, keyval: c_int) -> MpiResult {
     let mut rt = runtime::lock();
-    if rt
-        .comms_mut()
-        .get_mut(comm)?
-        .attributes
-        .remove(keyval)
-        .is_some()
-    {
+    if S::with(&mut rt, object, |a| a.remove(keyval))?.is_some() {
         rt.keyvals_mut().detach(keyval);
     }
     Ok(())
 }
 
-pub unsafe fn create_keyval(
+fn new_keyval(
+    kind: AttrObject,
     copy: MPI_Comm_copy_attr_function,
     delete: MPI_Comm_delete_attr_function,
     keyval: *mut c_int,
     extra_state: *mut c_void,
 ) -> MpiResult {
-    // SAFETY: `keyval` is MPI_Comm_create_keyval's output: NULL (rejected by
+    // SAFETY: `keyval` is the create call's output: NULL (rejected by
     // `out`) or valid for writing one `int` during this call.
-    let keyval = unsafe { out(keyval, "comm_keyval") }?;
+    let keyval = unsafe { out(keyval, "keyval") }?;
     *keyval = runtime::lock()
         .keyvals_mut()
-        .create(copy, delete, extra_state as usize);
+        .create(kind, copy, delete, extra_state as usize);
     Ok(())
 }
 
-/// `MPI_Keyval_create` (deprecated): the same callbacks' types.
-pub unsafe fn keyval_create(
-    copy: MPI_Copy_function,
-    delete: MPI_Delete_function,
-    keyval: *mut c_int,
-    extra_state: *mut c_void,
-) -> MpiResult {
-    // SAFETY: MPI_Keyval_create's arguments, passed on unchanged: `keyval` is
-    // NULL or valid for one `int`, which is all `create_keyval` dereferences;
-    // the callback types are the same Rust types.
-    unsafe { create_keyval(copy, delete, keyval, extra_state) }
-}
-
-pub unsafe fn free_keyval(keyval: &mut c_int) -> MpiResult {
-    runtime::lock().keyvals_mut().free(*keyval)?;
-    *keyval = MPI_KEYVAL_INVALID;
-    Ok(())
-}
-
-/// `MPI_Comm_set_attr`: a value it replaces goes through the delete
-/// callback first; if that fails, the old value stays and the error is the
-/// result.
-pub unsafe fn set_attr(comm: MPI_Comm, keyval: c_int, value: *mut c_void) -> MpiResult {
-    if is_predefined(keyval) {
+/// `MPI_Comm_set_attr`/`MPI_Type_set_attr`: a value it replaces goes
+/// through the delete callback first; if that fails, the old value stays
+/// and the error is the result.
+fn set<S: AttributeStore>(object: c_int, keyval: c_int, value: *mut c_void) -> MpiResult {
+    if S::KIND == AttrObject::Comm && is_predefined(keyval) {
         return Err(MpiError::new(
             MPI_ERR_KEYVAL,
             "predefined attributes cannot be set",
         ));
     }
     let replaced = {
-        let rt = runtime::lock();
-        let old = rt.comms().get(comm)?.attributes.get(keyval);
-        rt.keyvals().get(keyval)?;
+        let mut rt = runtime::lock();
+        let old = S::with(&mut rt, object, |a| a.get(keyval))?;
+        rt.keyvals().get(keyval, S::KIND)?;
         old.map(|old| rt.keyvals().delete_callback(keyval, old))
     };
     if let Some(call) = replaced {
-        run_delete(comm, call)?;
+        run_delete(object, call)?;
     }
     let mut rt = runtime::lock();
-    rt.keyvals().get(keyval)?;
-    let old = rt
-        .comms_mut()
-        .get_mut(comm)?
-        .attributes
-        .set(keyval, value as usize);
+    rt.keyvals().get(keyval, S::KIND)?;
+    let old = S::with(&mut rt, object, |a| a.set(keyval, value as usize))?;
     if old.is_none() {
         rt.keyvals_mut().attach(keyval);
     }
@@ -251,8 +286,8 @@ pub unsafe fn set_attr(comm: MPI_Comm, keyval: c_int, value: *mut c_void) -> Mpi
 
 /// `*attribute_val` receives the stored value (for predefined attributes,
 /// the address of an `int`).
-pub unsafe fn get_attr(
-    comm: MPI_Comm,
+unsafe fn get<S: AttributeStore>(
+    object: c_int,
     keyval: c_int,
     attribute_val: *mut c_void,
     flag: &mut c_int,
@@ -261,15 +296,15 @@ pub unsafe fn get_attr(
     // a `void *` the call writes: NULL (rejected by `out`) or valid for that
     // one write during this call.
     let slot = unsafe { out(attribute_val.cast::<*mut c_void>(), "attribute_val") }?;
-    let rt = runtime::lock();
-    let c = rt.comms().get(comm)?;
-    if let Some(p) = predefined_value(keyval) {
+    let mut rt = runtime::lock();
+    let value = S::with(&mut rt, object, |a| a.get(keyval))?;
+    if let Some(p) = S::predefined(keyval) {
         *slot = p;
         *flag = 1;
         return Ok(());
     }
-    rt.keyvals().existing(keyval)?;
-    match c.attributes.get(keyval) {
+    rt.keyvals().existing(keyval, S::KIND)?;
+    match value {
         Some(v) => {
             *slot = v as *mut c_void;
             *flag = 1;
@@ -279,21 +314,109 @@ pub unsafe fn get_attr(
     Ok(())
 }
 
-/// `MPI_Comm_delete_attr`: if the delete callback fails, the attribute
-/// stays and the error is the result.
-pub unsafe fn delete_attr(comm: MPI_Comm, keyval: c_int) -> MpiResult {
+/// `MPI_Comm_delete_attr`/`MPI_Type_delete_attr`: if the delete callback
+/// fails, the attribute stays and the error is the result.
+fn delete<S: AttributeStore>(object: c_int, keyval: c_int) -> MpiResult {
     let call = {
-        let rt = runtime::lock();
-        let value = rt.comms().get(comm)?.attributes.get(keyval);
-        rt.keyvals().existing(keyval)?;
+        let mut rt = runtime::lock();
+        let value = S::with(&mut rt, object, |a| a.get(keyval))?;
+        rt.keyvals().existing(keyval, S::KIND)?;
         let value = value.ok_or_else(|| {
             MpiError::new(
                 MPI_ERR_KEYVAL,
-                format!("keyval {keyval:#x} has no value on this communicator"),
+                format!("keyval {keyval:#x} has no value on this {}", S::KIND.noun()),
             )
         })?;
         rt.keyvals().delete_callback(keyval, value)
     };
-    run_delete(comm, call)?;
-    forget(comm, keyval)
+    run_delete(object, call)?;
+    forget::<S>(object, keyval)
+}
+
+// ---- Communicators ----
+
+pub unsafe fn create_keyval(
+    copy: MPI_Comm_copy_attr_function,
+    delete: MPI_Comm_delete_attr_function,
+    keyval: *mut c_int,
+    extra_state: *mut c_void,
+) -> MpiResult {
+    new_keyval(AttrObject::Comm, copy, delete, keyval, extra_state)
+}
+
+/// `MPI_Keyval_create` (deprecated): the same callbacks' types.
+pub unsafe fn keyval_create(
+    copy: MPI_Copy_function,
+    delete: MPI_Delete_function,
+    keyval: *mut c_int,
+    extra_state: *mut c_void,
+) -> MpiResult {
+    new_keyval(AttrObject::Comm, copy, delete, keyval, extra_state)
+}
+
+pub unsafe fn free_keyval(keyval: &mut c_int) -> MpiResult {
+    runtime::lock()
+        .keyvals_mut()
+        .free(*keyval, AttrObject::Comm)?;
+    *keyval = MPI_KEYVAL_INVALID;
+    Ok(())
+}
+
+pub unsafe fn set_attr(comm: MPI_Comm, keyval: c_int, value: *mut c_void) -> MpiResult {
+    set::<CommStore>(comm, keyval, value)
+}
+
+pub unsafe fn get_attr(
+    comm: MPI_Comm,
+    keyval: c_int,
+    attribute_val: *mut c_void,
+    flag: &mut c_int,
+) -> MpiResult {
+    // SAFETY: MPI_Comm_get_attr's arguments, passed on unchanged.
+    unsafe { get::<CommStore>(comm, keyval, attribute_val, flag) }
+}
+
+pub unsafe fn delete_attr(comm: MPI_Comm, keyval: c_int) -> MpiResult {
+    delete::<CommStore>(comm, keyval)
+}
+
+// ---- Datatypes ----
+
+pub unsafe fn type_create_keyval(
+    copy: MPI_Type_copy_attr_function,
+    delete: MPI_Type_delete_attr_function,
+    keyval: *mut c_int,
+    extra_state: *mut c_void,
+) -> MpiResult {
+    new_keyval(AttrObject::Datatype, copy, delete, keyval, extra_state)
+}
+
+pub unsafe fn type_free_keyval(keyval: &mut c_int) -> MpiResult {
+    runtime::lock()
+        .keyvals_mut()
+        .free(*keyval, AttrObject::Datatype)?;
+    *keyval = MPI_KEYVAL_INVALID;
+    Ok(())
+}
+
+pub unsafe fn type_set_attr(
+    datatype: MPI_Datatype,
+    keyval: c_int,
+    value: *mut c_void,
+) -> MpiResult {
+    set::<DatatypeStore>(datatype, keyval, value)
+}
+
+pub unsafe fn type_get_attr(
+    datatype: MPI_Datatype,
+    keyval: c_int,
+    attribute_val: *mut c_void,
+    flag: &mut c_int,
+) -> MpiResult {
+    // SAFETY: MPI_Type_get_attr's arguments, passed on unchanged.
+    unsafe { get::<DatatypeStore>(datatype, keyval, attribute_val, flag) }
+}
+
+pub unsafe fn type_delete_attr(datatype: MPI_Datatype, keyval: c_int) -> MpiResult {
+    delete::<DatatypeStore>(datatype, keyval)
 }

@@ -15,6 +15,7 @@ use std::os::raw::{c_char, c_int};
 use std::sync::Arc;
 
 use crate::abi::args::{array, in_str, out, write_str};
+use crate::abi::attributes;
 use crate::abi::count::{Counts, Width};
 use crate::core::datatype::constructors;
 use crate::core::datatype::{self, builtin, registry, Combiner, Contents, Datatype};
@@ -366,15 +367,29 @@ pub unsafe fn create_resized(
     create(newtype, t, args.datatype(old))
 }
 
-/// `MPI_Type_dup`: the copy has the original's committed state.
+/// `MPI_Type_dup`: the copy has the original's committed state and the
+/// attributes its keyvals' copy callbacks copy; if one fails, the copy is
+/// freed again and the callback's error is the result.
+/// `MPI_Type_dup`: the new type carries copies of the old one's attributes
+/// (through their copy callbacks); when one fails, the new type is freed
+/// and `newtype` is `MPI_DATATYPE_NULL`, as `MPI_Comm_dup` gives
+/// `MPI_COMM_NULL`.
 pub unsafe fn dup(oldtype: MPI_Datatype, newtype: &mut MPI_Datatype) -> MpiResult {
+    *newtype = MPI_DATATYPE_NULL;
     let old = typed(oldtype)?;
     let t = Ok(constructors::dup(&old.1));
+    let mut created = MPI_DATATYPE_NULL;
     create(
-        newtype,
+        &mut created,
         t,
         Args::new(Combiner::Dup, Width::Int).datatype(old),
-    )
+    )?;
+    if let Err(e) = attributes::copy_attributes::<attributes::DatatypeStore>(oldtype, created) {
+        let _ = registry::free(created);
+        return Err(e);
+    }
+    *newtype = created;
+    Ok(())
 }
 
 pub unsafe fn commit(dt: *mut MPI_Datatype) -> MpiResult {
@@ -386,11 +401,17 @@ pub unsafe fn commit(dt: *mut MPI_Datatype) -> MpiResult {
 }
 
 /// `MPI_Type_free`: the handle becomes `MPI_DATATYPE_NULL`; the type lives
-/// on while derived types or operations in flight use it.
+/// on while derived types or operations in flight use it. Freeing the last
+/// handle deletes the type's attributes first (the last set first); if a
+/// delete callback fails, the handle stays valid and the error is the
+/// result.
 pub unsafe fn free(dt: *mut MPI_Datatype) -> MpiResult {
     // SAFETY: `dt` is MPI_Type_free's `MPI_Datatype *`: NULL (rejected by
     // `out`) or valid for reads and writes during this call.
     let dt = unsafe { out(dt, "datatype") }?;
+    if registry::is_last_reference(*dt)? {
+        attributes::delete_attributes::<attributes::DatatypeStore>(*dt)?;
+    }
     registry::free(*dt)?;
     *dt = MPI_DATATYPE_NULL;
     Ok(())

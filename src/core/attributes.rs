@@ -1,5 +1,8 @@
-//! Attribute caching on communicators: keyvals with their copy and delete
-//! callbacks, the values cached on each communicator, and the predefined
+//! Attribute caching: keyvals with their copy and delete callbacks (one
+//! table for the keyvals of communicators and datatypes, each keyval
+//! tagged with the kind of object it is for: a communicator keyval used on
+//! a datatype is `MPI_ERR_KEYVAL`), the values cached on each object, and
+//! the predefined
 //! attributes (`MPI_TAG_UB`, `MPI_HOST`, `MPI_IO`, `MPI_WTIME_IS_GLOBAL`,
 //! `MPI_UNIVERSE_SIZE`, `MPI_APPNUM`, `MPI_LASTUSEDCODE`), readable on every
 //! communicator. Callbacks are user code: they are called without the
@@ -12,7 +15,26 @@ use super::handles::{HandleTable, ObjectKind};
 use crate::mpi_abi::callbacks::{MPI_Comm_copy_attr_function, MPI_Comm_delete_attr_function};
 use crate::mpi_abi::constants::*;
 
+/// The kind of object a keyval caches values on. The callbacks of every
+/// kind have the same C signature in the MPICH ABI (the object handle is an
+/// `int`), so one [`Keyval`] shape serves them all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AttrObject {
+    Comm,
+    Datatype,
+}
+
+impl AttrObject {
+    pub fn noun(self) -> &'static str {
+        match self {
+            AttrObject::Comm => "communicator",
+            AttrObject::Datatype => "datatype",
+        }
+    }
+}
+
 pub struct Keyval {
+    pub kind: AttrObject,
     pub copy: MPI_Comm_copy_attr_function,
     pub delete: MPI_Comm_delete_attr_function,
     pub extra_state: usize,
@@ -91,21 +113,23 @@ impl Default for Keyvals {
     }
 }
 
-fn invalid(keyval: c_int) -> MpiError {
+fn invalid(keyval: c_int, kind: AttrObject) -> MpiError {
     MpiError::new(
         MPI_ERR_KEYVAL,
-        format!("{keyval:#x} is not a valid communicator keyval"),
+        format!("{keyval:#x} is not a valid {} keyval", kind.noun()),
     )
 }
 
 impl Keyvals {
     pub fn create(
         &mut self,
+        kind: AttrObject,
         copy: MPI_Comm_copy_attr_function,
         delete: MPI_Comm_delete_attr_function,
         extra_state: usize,
     ) -> c_int {
         self.table.insert(Keyval {
+            kind,
             copy,
             delete,
             extra_state,
@@ -114,14 +138,18 @@ impl Keyvals {
         })
     }
 
-    pub fn free(&mut self, keyval: c_int) -> MpiResult {
-        if is_predefined(keyval) {
+    pub fn free(&mut self, keyval: c_int, kind: AttrObject) -> MpiResult {
+        if kind == AttrObject::Comm && is_predefined(keyval) {
             return Err(MpiError::new(
                 MPI_ERR_KEYVAL,
                 "a predefined keyval cannot be freed",
             ));
         }
-        let k = self.table.get_mut(keyval).ok_or_else(|| invalid(keyval))?;
+        let k = self
+            .table
+            .get_mut(keyval)
+            .filter(|k| k.kind == kind)
+            .ok_or_else(|| invalid(keyval, kind))?;
         // Freeing again while attributes still hold it changes nothing
         // (as in MPICH: a delete callback may free the keyval it is
         // called for).
@@ -132,12 +160,12 @@ impl Keyvals {
         Ok(())
     }
 
-    /// A live keyval (not freed by the user).
-    pub fn get(&self, keyval: c_int) -> MpiResult<&Keyval> {
+    /// A live keyval (not freed by the user) of objects of `kind`.
+    pub fn get(&self, keyval: c_int, kind: AttrObject) -> MpiResult<&Keyval> {
         self.table
             .get(keyval)
-            .filter(|k| !k.freed)
-            .ok_or_else(|| invalid(keyval))
+            .filter(|k| !k.freed && k.kind == kind)
+            .ok_or_else(|| invalid(keyval, kind))
     }
 
     /// A keyval still used by attributes, freed or not.
@@ -147,8 +175,10 @@ impl Keyvals {
 
     /// A keyval that exists: live, or freed by the user but still used by
     /// attributes, which may be read and deleted through it.
-    pub fn existing(&self, keyval: c_int) -> MpiResult<&Keyval> {
-        self.get_any(keyval).ok_or_else(|| invalid(keyval))
+    pub fn existing(&self, keyval: c_int, kind: AttrObject) -> MpiResult<&Keyval> {
+        self.get_any(keyval)
+            .filter(|k| k.kind == kind)
+            .ok_or_else(|| invalid(keyval, kind))
     }
 
     pub fn attach(&mut self, keyval: c_int) {
@@ -263,15 +293,18 @@ mod tests {
         assert_eq!(a.get(5), None);
 
         let mut k = Keyvals::default();
-        let key = k.create(None, None, 7);
+        let key = k.create(AttrObject::Comm, None, None, 7);
         k.attach(key);
-        k.free(key).unwrap();
+        k.free(key, AttrObject::Comm).unwrap();
         assert!(
-            k.get(key).is_err(),
+            k.get(key, AttrObject::Comm).is_err(),
             "a freed keyval cannot be used for new attributes"
         );
-        assert!(k.existing(key).is_ok(), "but its attributes can be reached");
-        k.free(key)
+        assert!(
+            k.existing(key, AttrObject::Comm).is_ok(),
+            "but its attributes can be reached"
+        );
+        k.free(key, AttrObject::Comm)
             .expect("freeing again while in use changes nothing");
         assert_eq!(
             k.delete_callback(key, 3).extra_state,
@@ -283,8 +316,29 @@ mod tests {
             k.get_any(key).is_none(),
             "and it goes with its last attribute"
         );
-        assert!(k.free(key).is_err(), "then it is gone");
-        assert_eq!(k.free(MPI_TAG_UB).unwrap_err().class, MPI_ERR_KEYVAL);
+        assert!(k.free(key, AttrObject::Comm).is_err(), "then it is gone");
+        assert_eq!(
+            k.free(MPI_TAG_UB, AttrObject::Comm).unwrap_err().class,
+            MPI_ERR_KEYVAL
+        );
+    }
+
+    #[test]
+    fn a_keyval_serves_only_its_kind_of_object() {
+        let mut k = Keyvals::default();
+        let t = k.create(AttrObject::Datatype, None, None, 0);
+        let c = k.create(AttrObject::Comm, None, None, 0);
+        assert!(k.get(t, AttrObject::Datatype).is_ok());
+        assert_eq!(
+            k.get(t, AttrObject::Comm).err().map(|e| e.class),
+            Some(MPI_ERR_KEYVAL)
+        );
+        assert!(k.existing(c, AttrObject::Datatype).is_err());
+        assert!(
+            k.free(c, AttrObject::Datatype).is_err(),
+            "a communicator keyval is not freed as a datatype one"
+        );
+        assert!(k.free(t, AttrObject::Datatype).is_ok());
     }
 
     #[test]

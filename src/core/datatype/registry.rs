@@ -16,6 +16,7 @@ use crate::core::locks::{Level, OrderedReadGuard, OrderedRwLock, OrderedWriteGua
 
 use super::builtin::{self, PrimId, BUILTINS, PAIR_HANDLE_COUNT};
 use super::Datatype;
+use crate::core::attributes::Attributes;
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::handles::{HandleTable, ObjectKind};
 use crate::mpi_abi::constants::*;
@@ -24,6 +25,9 @@ use crate::mpi_abi::types::MPI_Datatype;
 struct Entry {
     datatype: Arc<Datatype>,
     name: String,
+    /// Cached attributes (`MPI_Type_set_attr`), shared by the handles
+    /// `get_contents` gave out for the same type.
+    attributes: Attributes,
     /// Handle references: 1, plus one per `get_contents` that returned it.
     refs: usize,
 }
@@ -32,6 +36,8 @@ struct Registry {
     user: HandleTable<Entry>,
     /// Names set on predefined types with `MPI_Type_set_name`.
     renamed: HashMap<MPI_Datatype, String>,
+    /// Attributes cached on predefined types.
+    predefined_attributes: HashMap<MPI_Datatype, Attributes>,
 }
 
 /// The predefined types, indexed like `BUILTINS`.
@@ -51,6 +57,7 @@ static REGISTRY: LazyLock<OrderedRwLock<Registry>> = LazyLock::new(|| {
         let parked = user.insert(Entry {
             datatype: PREDEFINED[id as usize].clone(),
             name: String::new(),
+            attributes: Attributes::default(),
             refs: 1,
         });
         assert_eq!(parked, handle);
@@ -60,6 +67,7 @@ static REGISTRY: LazyLock<OrderedRwLock<Registry>> = LazyLock::new(|| {
         Registry {
             user,
             renamed: HashMap::new(),
+            predefined_attributes: HashMap::new(),
         },
     )
 });
@@ -168,8 +176,32 @@ pub fn register(t: Datatype) -> MPI_Datatype {
     write().user.insert(Entry {
         datatype: Arc::new(t),
         name: String::new(),
+        attributes: Attributes::default(),
         refs: 1,
     })
+}
+
+/// Runs `f` on the attributes cached on the type `h` names.
+pub fn with_attributes<R>(h: MPI_Datatype, f: impl FnOnce(&mut Attributes) -> R) -> MpiResult<R> {
+    let mut reg = write();
+    if is_predefined(h) {
+        return Ok(f(reg.predefined_attributes.entry(h).or_default()));
+    }
+    let entry = reg.user.get_mut(h).ok_or_else(|| invalid(h))?;
+    Ok(f(&mut entry.attributes))
+}
+
+/// Whether freeing `h` drops its last handle reference (the type's
+/// attributes are deleted first then).
+pub fn is_last_reference(h: MPI_Datatype) -> MpiResult<bool> {
+    if is_predefined(h) {
+        return Ok(false);
+    }
+    read()
+        .user
+        .get(h)
+        .map(|e| e.refs == 1)
+        .ok_or_else(|| invalid(h))
 }
 
 /// `MPI_Type_free`: drops one handle reference.
@@ -205,6 +237,7 @@ pub fn handle_for(h: MPI_Datatype, t: &Arc<Datatype>) -> MPI_Datatype {
     reg.user.insert(Entry {
         datatype: t.clone(),
         name: String::new(),
+        attributes: Attributes::default(),
         refs: 1,
     })
 }
