@@ -2,9 +2,10 @@
 //! / `MPI_STATUSES_IGNORE` (the address 1), checked once at entry.
 use std::os::raw::c_int;
 
+use crate::abi::args::{array, out};
 use crate::core::error::{MpiError, MpiResult};
 use crate::mpi_abi::constants::*;
-use crate::mpi_abi::types::MPI_Status;
+use crate::mpi_abi::types::{MPI_Fint, MPI_Status};
 
 /// Where a status goes.
 #[derive(Clone, Copy)]
@@ -99,5 +100,63 @@ pub unsafe fn set_cancelled(status: *mut MPI_Status, flag: c_int) -> MpiResult {
         StatusOut::To(p) => unsafe { (*p).set_cancelled(flag != 0) },
         StatusOut::Ignore => return Err(MpiError::new(MPI_ERR_ARG, "status is MPI_STATUS_IGNORE")),
     }
+    Ok(())
+}
+
+/// The Fortran `INTEGER` words of a status: MPICH's `MPI_STATUS_SIZE` (5),
+/// the C struct's five `int`s in their order.
+const FORTRAN_STATUS_WORDS: usize =
+    std::mem::size_of::<MPI_Status>() / std::mem::size_of::<MPI_Fint>();
+
+/// `MPI_Status_c2f`: the same words, as MPICH lays a Fortran status out.
+pub unsafe fn status_c2f(c_status: *const MPI_Status, f_status: *mut MPI_Fint) -> MpiResult {
+    if c_status as usize == IGNORE_ADDRESS {
+        return Err(MpiError::new(
+            MPI_ERR_OTHER,
+            "MPI_STATUS_IGNORE cannot be converted to a Fortran status",
+        ));
+    }
+    // SAFETY: MPI_Status_c2f's arguments: `c_status` is a status the program
+    // passes (NULL rejected by `array`), `f_status` an array of
+    // MPI_STATUS_SIZE integers (NULL rejected by `out`).
+    let c = unsafe { array(c_status, 1, "c_status") }?[0];
+    // SAFETY: as above.
+    let f = unsafe {
+        out(
+            f_status.cast::<[MPI_Fint; FORTRAN_STATUS_WORDS]>(),
+            "f_status",
+        )
+    }?;
+    *f = [
+        c.count_lo,
+        c.count_hi_and_cancelled,
+        c.MPI_SOURCE,
+        c.MPI_TAG,
+        c.MPI_ERROR,
+    ];
+    Ok(())
+}
+
+/// `MPI_Status_f2c`.
+pub unsafe fn status_f2c(f_status: *const MPI_Fint, c_status: *mut MPI_Status) -> MpiResult {
+    // SAFETY: MPI_Status_f2c's arguments: `f_status` is an array of
+    // MPI_STATUS_SIZE integers (NULL rejected by `array`), `c_status` a
+    // status to write (NULL rejected by `out`).
+    let f = unsafe { array(f_status, FORTRAN_STATUS_WORDS, "f_status") }?;
+    if c_status as usize == IGNORE_ADDRESS {
+        return Err(MpiError::new(
+            MPI_ERR_OTHER,
+            "MPI_STATUS_IGNORE cannot receive a status",
+        ));
+    }
+    // SAFETY: as above.
+    let c = unsafe { out(c_status, "c_status") }?;
+    *c = MPI_Status {
+        count_lo: f[0],
+        count_hi_and_cancelled: f[1],
+        MPI_SOURCE: f[2],
+        MPI_TAG: f[3],
+        MPI_ERROR: f[4],
+    };
     Ok(())
 }
