@@ -118,9 +118,8 @@ macro_rules! blocking_and_nonblocking {
             }
             // SAFETY: the same arguments, to the intracommunicator builder:
             // valid until the call returns, and `block` waits for the end.
-            let call = $crate::core::collective::plan::Collective::once(
-                unsafe { $build($($barg),*) }?,
-            );
+            let plan = unsafe { $build($($barg),*) }?;
+            let call = $crate::core::collective::plan::Collective::once(plan);
             $crate::core::collective::executor::block(call)
         }
 
@@ -129,9 +128,8 @@ macro_rules! blocking_and_nonblocking {
             // a nonblocking collective's buffers valid and untouched by the
             // program until the request completes, and the builder reads the
             // arrays before returning.
-            let call = $crate::core::collective::plan::Collective::once(
-                unsafe { $build($($barg),*) }?,
-            );
+            let plan = unsafe { $build($($barg),*) }?;
+            let call = $crate::core::collective::plan::Collective::once(plan);
             *request = $crate::core::collective::executor::start(call)?;
             Ok(())
         }
