@@ -56,6 +56,15 @@ pub fn lookup(rt: &Runtime, h: MPI_Info) -> MpiResult<&InfoObject> {
     rt.infos().get(h).ok_or_else(|| invalid(h))
 }
 
+/// An info argument oxmpi takes no hint from: it must still be a valid
+/// handle or `MPI_INFO_NULL` (`MPI_ERR_INFO`).
+pub fn check_ignored(rt: &Runtime, h: MPI_Info) -> MpiResult {
+    if h != MPI_INFO_NULL {
+        lookup(rt, h)?;
+    }
+    Ok(())
+}
+
 pub fn lookup_mut(rt: &mut Runtime, h: MPI_Info) -> MpiResult<&mut InfoObject> {
     if h == MPI_INFO_ENV {
         return Err(MpiError::new(MPI_ERR_INFO, "MPI_INFO_ENV is read-only"));

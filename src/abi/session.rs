@@ -109,15 +109,6 @@ pub unsafe fn get_info(session: MPI_Session, info_used: &mut MPI_Info) -> MpiRes
     Ok(())
 }
 
-/// An info argument that asks nothing (reserved by MPI 4.1): it must still
-/// be a valid handle or `MPI_INFO_NULL`.
-fn check_info(rt: &Runtime, info: MPI_Info) -> MpiResult {
-    if info != MPI_INFO_NULL {
-        crate::abi::info::lookup(rt, info)?;
-    }
-    Ok(())
-}
-
 pub unsafe fn get_num_psets(
     session: MPI_Session,
     info: MPI_Info,
@@ -125,7 +116,8 @@ pub unsafe fn get_num_psets(
 ) -> MpiResult {
     let rt = runtime::lock();
     lookup(&rt, session)?;
-    check_info(&rt, info)?;
+    // An info argument that asks nothing (reserved by MPI 4.1).
+    crate::abi::info::check_ignored(&rt, info)?;
     *npset_names = rt.process()?.psets.len() as c_int;
     Ok(())
 }
@@ -148,7 +140,8 @@ pub unsafe fn get_nth_pset(
     }
     let rt = runtime::lock();
     lookup(&rt, session)?;
-    check_info(&rt, info)?;
+    // An info argument that asks nothing (reserved by MPI 4.1).
+    crate::abi::info::check_ignored(&rt, info)?;
     let name = rt.process()?.psets.name(n)?;
     if *pset_len > 0 {
         // SAFETY: MPI_Session_get_nth_pset's contract: `pset_name` has room for

@@ -2,13 +2,12 @@
 //! `MPI_Allgather(v)`, `MPI_Alltoall(v,w)` and their nonblocking forms.
 //! `MPI_IN_PLACE` as the send buffer means the receive buffer holds this
 //! member's part already (the send count and type are then not read).
-use std::future::Future;
 use std::os::raw::c_void;
 
 use super::args::*;
 use super::blocking_and_nonblocking;
 use crate::abi::count::{Counts, Displs};
-use crate::core::collective::call::Call;
+use crate::core::collective::plan::{Collective, Persistent, Plan};
 use crate::core::collective::{alltoall, barrier as barrier_algorithm, gather};
 use crate::core::error::MpiResult;
 use crate::mpi_abi::types::*;
@@ -24,11 +23,26 @@ pub unsafe fn barrier(comm: MPI_Comm) -> MpiResult {
     crate::core::collective::algorithms::barrier(&ch)
 }
 
+unsafe fn barrier_op(comm: MPI_Comm) -> MpiResult<impl Persistent> {
+    Ok(Plan::new(channel(comm)?, (), |call, ()| {
+        barrier_algorithm::barrier(call)
+    }))
+}
+
 /// `MPI_Ibarrier`.
 pub unsafe fn ibarrier(comm: MPI_Comm, request: &mut MPI_Request) -> MpiResult {
-    let ch = channel(comm)?;
-    *request =
-        crate::core::collective::executor::start(Call::start(ch).run(barrier_algorithm::barrier))?;
+    // SAFETY: `barrier_op` reads no memory (a barrier has no buffer).
+    let call = unsafe { barrier_op(comm) }?.once();
+    *request = crate::core::collective::executor::start(call)?;
+    Ok(())
+}
+
+/// `MPI_Barrier_init`.
+pub unsafe fn barrier_init(comm: MPI_Comm, info: MPI_Info, request: &mut MPI_Request) -> MpiResult {
+    crate::abi::info::check_ignored(&crate::core::runtime::lock(), info)?;
+    // SAFETY: `barrier_op` reads no memory (a barrier has no buffer).
+    let plan = unsafe { barrier_op(comm) }?;
+    *request = crate::core::collective::persistent::init(plan);
     Ok(())
 }
 
@@ -42,7 +56,7 @@ unsafe fn allgather_op(
     recvcount: usize,
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
-) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+) -> MpiResult<impl Persistent> {
     let ch = channel(comm)?;
     // SAFETY: unless it is MPI_IN_PLACE, `sendbuf` holds `sendcount` elements
     // of `sendtype` until the allgather completes (MPI's contract, passed on by
@@ -61,11 +75,13 @@ unsafe fn allgather_op(
         )
     }?;
     check_not_aliased(sendbuf, recvbuf, send.as_ref())?;
-    Ok(Call::start(ch).run(move |call| gather::allgather(call, send, recv)))
+    Ok(Plan::new(ch, (send, recv), |call, (send, recv)| {
+        gather::allgather(call, send, recv)
+    }))
 }
 
 blocking_and_nonblocking!(
-    allgather, iallgather(
+    allgather, iallgather, allgather_init(
         sendbuf: *const c_void, sendcount: i64, sendtype: MPI_Datatype,
         recvbuf: *mut c_void, recvcount: usize, recvtype: MPI_Datatype, comm: MPI_Comm
     ) => inter(comm) allgather_op(
@@ -82,7 +98,7 @@ unsafe fn allgatherv_op(
     displs: Displs,
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
-) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+) -> MpiResult<impl Persistent> {
     let ch = channel(comm)?;
     let p = ch.size();
     // SAFETY: MPI_Allgatherv's contract: `sendbuf` (unless MPI_IN_PLACE)
@@ -93,11 +109,13 @@ unsafe fn allgatherv_op(
     // collective completes.
     let recvs = unsafe { v_buffers(recvbuf, recvcounts, displs, recvtype, p, "recv") }?;
     check_not_aliased(sendbuf, recvbuf, send.as_ref())?;
-    Ok(Call::start(ch).run(move |call| gather::allgatherv(call, send, recvs)))
+    Ok(Plan::new(ch, (send, recvs), |call, (send, recvs)| {
+        gather::allgatherv(call, send, recvs)
+    }))
 }
 
 blocking_and_nonblocking!(
-    allgatherv, iallgatherv(
+    allgatherv, iallgatherv, allgatherv_init(
         sendbuf: *const c_void, sendcount: i64, sendtype: MPI_Datatype,
         recvbuf: *mut c_void, recvcounts: Counts, displs: Displs,
         recvtype: MPI_Datatype, comm: MPI_Comm
@@ -117,7 +135,7 @@ unsafe fn alltoall_op(
     recvcount: usize,
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
-) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+) -> MpiResult<impl Persistent> {
     let ch = channel(comm)?;
     let p = ch.size();
     // SAFETY: unless it is MPI_IN_PLACE, `sendbuf` holds `p` blocks of
@@ -128,11 +146,13 @@ unsafe fn alltoall_op(
     // until the alltoall completes (MPI's contract).
     let recv = unsafe { typed_buffer(recvbuf, recvcount, "recvcount", recvtype, p, "recvbuf") }?;
     check_not_aliased(sendbuf, recvbuf, send.as_ref())?;
-    Ok(Call::start(ch).run(move |call| alltoall::alltoall(call, send, recv)))
+    Ok(Plan::new(ch, (send, recv), |call, (send, recv)| {
+        alltoall::alltoall(call, send, recv)
+    }))
 }
 
 blocking_and_nonblocking!(
-    alltoall, ialltoall(
+    alltoall, ialltoall, alltoall_init(
         sendbuf: *const c_void, sendcount: i64, sendtype: MPI_Datatype,
         recvbuf: *mut c_void, recvcount: usize, recvtype: MPI_Datatype, comm: MPI_Comm
     ) => inter(comm) alltoall_op(
@@ -140,11 +160,7 @@ blocking_and_nonblocking!(
     )
 );
 
-unsafe fn alltoallw_op(
-    send: Side,
-    recv: Side,
-    comm: MPI_Comm,
-) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+unsafe fn alltoallw_op(send: Side, recv: Side, comm: MPI_Comm) -> MpiResult<impl Persistent> {
     let ch = channel(comm)?;
     let p = ch.size();
     let sends = if in_place(send.buf) {
@@ -166,11 +182,13 @@ unsafe fn alltoallw_op(
         .as_ref()
         .and_then(|s| s.iter().find(|b| !b.is_empty()));
     check_not_aliased(send.buf, recv.buf, any_sent)?;
-    Ok(Call::start(ch).run(move |call| alltoall::alltoallw(call, sends, recvs)))
+    Ok(Plan::new(ch, (sends, recvs), |call, (sends, recvs)| {
+        alltoall::alltoallw(call, sends, recvs)
+    }))
 }
 
 blocking_and_nonblocking!(
-    alltoallv, ialltoallv(
+    alltoallv, ialltoallv, alltoallv_init(
         sendbuf: *const c_void, sendcounts: Counts, sdispls: Displs,
         sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: Counts,
         rdispls: Displs, recvtype: MPI_Datatype, comm: MPI_Comm
@@ -191,7 +209,7 @@ blocking_and_nonblocking!(
     )
 );
 blocking_and_nonblocking!(
-    alltoallw, ialltoallw(
+    alltoallw, ialltoallw, alltoallw_init(
         sendbuf: *const c_void, sendcounts: Counts, sdispls: Displs,
         sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: Counts,
         rdispls: Displs, recvtypes: *const MPI_Datatype, comm: MPI_Comm

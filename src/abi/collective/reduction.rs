@@ -4,13 +4,12 @@
 //! [`super`] for the scheme); an operation that is not defined for the
 //! datatype is `MPI_ERR_OP`.
 
-use std::future::Future;
 use std::os::raw::{c_int, c_void};
 
 use super::args::{channel, check_not_aliased, in_place, user_buffer};
 use super::blocking_and_nonblocking;
 use crate::abi::count::Counts;
-use crate::core::collective::call::Call;
+use crate::core::collective::plan::{Persistent, Plan};
 use crate::core::collective::reduce;
 use crate::core::collective::scan::{self, Prefix};
 use crate::core::datatype;
@@ -58,7 +57,7 @@ unsafe fn reduce_op(
     op: MPI_Op,
     root: c_int,
     comm: MPI_Comm,
-) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+) -> MpiResult<impl Persistent> {
     let ch = channel(comm)?;
     let dt = datatype::lookup_committed(datatype)?;
     let red = Reduction::new(op, datatype, dt.clone())?;
@@ -89,11 +88,17 @@ unsafe fn reduce_op(
         // (MPI's contract).
         (unsafe { user_buffer(sendbuf, n, &dt, "sendbuf") }?, None)
     };
-    Ok(Call::start(ch).run(move |call| reduce::reduce(call, contribution, result, red, root)))
+    Ok(Plan::new(
+        ch,
+        (contribution, result, red, root),
+        |call, (contribution, result, red, root)| {
+            reduce::reduce(call, contribution, result, red, root)
+        },
+    ))
 }
 
 blocking_and_nonblocking!(
-    reduce, ireduce(
+    reduce, ireduce, reduce_init(
         sendbuf: *const c_void, recvbuf: *mut c_void, count: usize, datatype: MPI_Datatype,
         op: MPI_Op, root: c_int, comm: MPI_Comm
     ) => inter(comm) reduce_op(
@@ -108,18 +113,22 @@ unsafe fn allreduce_op(
     datatype: MPI_Datatype,
     op: MPI_Op,
     comm: MPI_Comm,
-) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+) -> MpiResult<impl Persistent> {
     let ch = channel(comm)?;
     let dt = datatype::lookup_committed(datatype)?;
     let red = Reduction::new(op, datatype, dt.clone())?;
     // SAFETY: MPI_Allreduce's contract: `sendbuf` (or MPI_IN_PLACE) and
     // `recvbuf` hold `n` elements of `dt` until the collective completes.
     let (contribution, result) = unsafe { in_out(sendbuf, recvbuf, n, n, &dt) }?;
-    Ok(Call::start(ch).run(move |call| reduce::allreduce(call, contribution, result, red)))
+    Ok(Plan::new(
+        ch,
+        (contribution, result, red),
+        |call, (contribution, result, red)| reduce::allreduce(call, contribution, result, red),
+    ))
 }
 
 blocking_and_nonblocking!(
-    allreduce, iallreduce(
+    allreduce, iallreduce, allreduce_init(
         sendbuf: *const c_void, recvbuf: *mut c_void, count: usize, datatype: MPI_Datatype,
         op: MPI_Op, comm: MPI_Comm
     ) => inter(comm) allreduce_op(
@@ -141,7 +150,7 @@ unsafe fn reduce_scatter_op(
     datatype: MPI_Datatype,
     op: MPI_Op,
     comm: MPI_Comm,
-) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+) -> MpiResult<impl Persistent> {
     let ch = channel(comm)?;
     let p = ch.size();
     let (counts, dt) = match counts {
@@ -164,12 +173,17 @@ unsafe fn reduce_scatter_op(
     // the `total` elements to reduce, `recvbuf` this member's
     // `counts[ch.rank]`, until the collective completes.
     let (contribution, result) = unsafe { in_out(sendbuf, recvbuf, total, counts[ch.rank], &dt) }?;
-    Ok(Call::start(ch)
-        .run(move |call| reduce::reduce_scatter(call, contribution, result, counts, red)))
+    Ok(Plan::new(
+        ch,
+        (contribution, result, counts, red),
+        |call, (contribution, result, counts, red)| {
+            reduce::reduce_scatter(call, contribution, result, counts, red)
+        },
+    ))
 }
 
 blocking_and_nonblocking!(
-    reduce_scatter, ireduce_scatter(
+    reduce_scatter, ireduce_scatter, reduce_scatter_init(
         sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: Counts,
         datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm
     ) => inter(comm) reduce_scatter_op(
@@ -177,7 +191,7 @@ blocking_and_nonblocking!(
     )
 );
 blocking_and_nonblocking!(
-    reduce_scatter_block, ireduce_scatter_block(
+    reduce_scatter_block, ireduce_scatter_block, reduce_scatter_block_init(
         sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: usize, datatype: MPI_Datatype,
         op: MPI_Op, comm: MPI_Comm
     ) => inter(comm) reduce_scatter_op(
@@ -193,18 +207,24 @@ unsafe fn scan_op(
     op: MPI_Op,
     comm: MPI_Comm,
     prefix: Prefix,
-) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+) -> MpiResult<impl Persistent> {
     let ch = channel(comm)?;
     let dt = datatype::lookup_committed(datatype)?;
     let red = Reduction::new(op, datatype, dt.clone())?;
     // SAFETY: MPI_Scan/Exscan's contract: `sendbuf` (or MPI_IN_PLACE) and
     // `recvbuf` hold `n` elements of `dt` until the collective completes.
     let (contribution, result) = unsafe { in_out(sendbuf, recvbuf, n, n, &dt) }?;
-    Ok(Call::start(ch).run(move |call| scan::scan(call, contribution, result, red, prefix)))
+    Ok(Plan::new(
+        ch,
+        (contribution, result, red, prefix),
+        |call, (contribution, result, red, prefix)| {
+            scan::scan(call, contribution, result, red, prefix)
+        },
+    ))
 }
 
 blocking_and_nonblocking!(
-    scan, iscan(
+    scan, iscan, scan_init(
         sendbuf: *const c_void, recvbuf: *mut c_void, count: usize, datatype: MPI_Datatype,
         op: MPI_Op, comm: MPI_Comm
     ) => scan_op(
@@ -212,7 +232,7 @@ blocking_and_nonblocking!(
     )
 );
 blocking_and_nonblocking!(
-    exscan, iexscan(
+    exscan, iexscan, exscan_init(
         sendbuf: *const c_void, recvbuf: *mut c_void, count: usize, datatype: MPI_Datatype,
         op: MPI_Op, comm: MPI_Comm
     ) => scan_op(

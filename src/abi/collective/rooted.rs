@@ -1,13 +1,12 @@
 //! The rooted collectives through the C ABI: `MPI_Bcast`, `MPI_Gather(v)`,
 //! `MPI_Scatter(v)` and their nonblocking forms. Only the root reads its
 //! vector arguments; `MPI_IN_PLACE` is the root's alone.
-use std::future::Future;
 use std::os::raw::{c_int, c_void};
 
 use super::args::*;
 use super::blocking_and_nonblocking;
 use crate::abi::count::{Counts, Displs};
-use crate::core::collective::call::Call;
+use crate::core::collective::plan::{Persistent, Plan};
 use crate::core::collective::{bcast, gather, scatter};
 use crate::core::error::MpiResult;
 use crate::mpi_abi::types::*;
@@ -20,17 +19,19 @@ unsafe fn bcast_op(
     datatype: MPI_Datatype,
     root: c_int,
     comm: MPI_Comm,
-) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+) -> MpiResult<impl Persistent> {
     let ch = channel(comm)?;
     let root = root_of(root, ch.size())?;
     // SAFETY: MPI_Bcast's contract: `buffer` holds `n` elements of `datatype`
     // until the broadcast completes.
     let buf = unsafe { typed_buffer(buffer, n, "count", datatype, 1, "buffer") }?;
-    Ok(Call::start(ch).run(move |call| bcast::bcast(call, buf, root)))
+    Ok(Plan::new(ch, (buf, root), |call, (buf, root)| {
+        bcast::bcast(call, buf, root)
+    }))
 }
 
 blocking_and_nonblocking!(
-    bcast, ibcast(
+    bcast, ibcast, bcast_init(
         buffer: *mut c_void, count: usize, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm
     ) => inter(comm) bcast_op(
         buffer, count, datatype, root, comm
@@ -48,7 +49,7 @@ unsafe fn gather_op(
     recvtype: MPI_Datatype,
     root: c_int,
     comm: MPI_Comm,
-) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+) -> MpiResult<impl Persistent> {
     let ch = channel(comm)?;
     let (p, me) = (ch.size(), ch.rank);
     let root = root_of(root, p)?;
@@ -64,11 +65,15 @@ unsafe fn gather_op(
     // SAFETY: MPI_Gather's contract: `sendbuf` (or MPI_IN_PLACE at the root)
     // holds `sendcount` elements of `sendtype` until the gather completes.
     let send = unsafe { block_side(sendbuf, sendcount, sendtype, me == root, "send") }?;
-    Ok(Call::start(ch).run(move |call| gather::gather(call, send, recv, root)))
+    Ok(Plan::new(
+        ch,
+        (send, recv, root),
+        |call, (send, recv, root)| gather::gather(call, send, recv, root),
+    ))
 }
 
 blocking_and_nonblocking!(
-    gather, igather(
+    gather, igather, gather_init(
         sendbuf: *const c_void, sendcount: i64, sendtype: MPI_Datatype,
         recvbuf: *mut c_void, recvcount: i64, recvtype: MPI_Datatype, root: c_int,
         comm: MPI_Comm
@@ -87,7 +92,7 @@ unsafe fn gatherv_op(
     recvtype: MPI_Datatype,
     root: c_int,
     comm: MPI_Comm,
-) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+) -> MpiResult<impl Persistent> {
     let ch = channel(comm)?;
     let (p, me) = (ch.size(), ch.rank);
     let root = root_of(root, p)?;
@@ -102,11 +107,15 @@ unsafe fn gatherv_op(
     // SAFETY: MPI_Gatherv's contract: `sendbuf` (or MPI_IN_PLACE at the root)
     // holds `sendcount` elements of `sendtype` until the gather completes.
     let send = unsafe { block_side(sendbuf, sendcount, sendtype, me == root, "send") }?;
-    Ok(Call::start(ch).run(move |call| gather::gatherv(call, send, recvs, root)))
+    Ok(Plan::new(
+        ch,
+        (send, recvs, root),
+        |call, (send, recvs, root)| gather::gatherv(call, send, recvs, root),
+    ))
 }
 
 blocking_and_nonblocking!(
-    gatherv, igatherv(
+    gatherv, igatherv, gatherv_init(
         sendbuf: *const c_void, sendcount: i64, sendtype: MPI_Datatype,
         recvbuf: *mut c_void, recvcounts: Counts, displs: Displs,
         recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm
@@ -127,7 +136,7 @@ unsafe fn scatter_op(
     recvtype: MPI_Datatype,
     root: c_int,
     comm: MPI_Comm,
-) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+) -> MpiResult<impl Persistent> {
     let ch = channel(comm)?;
     let (p, me) = (ch.size(), ch.rank);
     let root = root_of(root, p)?;
@@ -143,11 +152,15 @@ unsafe fn scatter_op(
     // SAFETY: MPI_Scatter's contract: `recvbuf` (or MPI_IN_PLACE at the root)
     // holds `recvcount` elements of `recvtype` until the scatter completes.
     let recv = unsafe { block_side(recvbuf, recvcount, recvtype, me == root, "recv") }?;
-    Ok(Call::start(ch).run(move |call| scatter::scatter(call, send, recv, root)))
+    Ok(Plan::new(
+        ch,
+        (send, recv, root),
+        |call, (send, recv, root)| scatter::scatter(call, send, recv, root),
+    ))
 }
 
 blocking_and_nonblocking!(
-    scatter, iscatter(
+    scatter, iscatter, scatter_init(
         sendbuf: *const c_void, sendcount: i64, sendtype: MPI_Datatype,
         recvbuf: *mut c_void, recvcount: i64, recvtype: MPI_Datatype, root: c_int,
         comm: MPI_Comm
@@ -166,7 +179,7 @@ unsafe fn scatterv_op(
     recvtype: MPI_Datatype,
     root: c_int,
     comm: MPI_Comm,
-) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+) -> MpiResult<impl Persistent> {
     let ch = channel(comm)?;
     let (p, me) = (ch.size(), ch.rank);
     let root = root_of(root, p)?;
@@ -181,11 +194,15 @@ unsafe fn scatterv_op(
     // SAFETY: MPI_Scatterv's contract: `recvbuf` (or MPI_IN_PLACE at the root)
     // holds `recvcount` elements of `recvtype` until the scatter completes.
     let recv = unsafe { block_side(recvbuf, recvcount, recvtype, me == root, "recv") }?;
-    Ok(Call::start(ch).run(move |call| scatter::scatterv(call, sends, recv, root)))
+    Ok(Plan::new(
+        ch,
+        (sends, recv, root),
+        |call, (sends, recv, root)| scatter::scatterv(call, sends, recv, root),
+    ))
 }
 
 blocking_and_nonblocking!(
-    scatterv, iscatterv(
+    scatterv, iscatterv, scatterv_init(
         sendbuf: *const c_void, sendcounts: Counts, displs: Displs,
         sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: i64,
         recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm

@@ -2,6 +2,8 @@
 //! `MPI_Start`, `MPI_Startall`. Arguments are checked once, at init; the
 //! request keeps the operation as a template that each start launches
 //! again. Completion makes the request inactive (see `abi::completion`).
+//! `MPI_Start` and `MPI_Startall` start persistent collectives too
+//! (`abi::collective`'s `_init` calls make them).
 use std::os::raw::{c_int, c_void};
 
 use super::{message_buffer, Mode, Route};
@@ -94,12 +96,27 @@ pub unsafe fn start(request: &mut MPI_Request) -> MpiResult {
     if *request == MPI_REQUEST_NULL {
         return Err(null_request_error());
     }
-    let mut rt = runtime::lock();
-    let (engine, endpoints) = rt.engine_and_endpoints()?;
-    engine.start(endpoints, *request)
+    start_one(*request)
 }
 
-/// Starts every request, after checking that all can start.
+/// Starts one persistent request (checked startable or not); a persistent
+/// collective's call is made and handed to the collective executor after
+/// the runtime lock is released.
+fn start_one(request: MPI_Request) -> MpiResult {
+    let collective = {
+        let mut rt = runtime::lock();
+        let (engine, endpoints) = rt.engine_and_endpoints()?;
+        engine.start(endpoints, request)?
+    };
+    match collective {
+        Some(calls) => crate::core::collective::persistent::start(request, calls),
+        None => Ok(()),
+    }
+}
+
+/// Starts every request, after checking that all can start, in the order
+/// of the array (the order in which persistent collectives among them take
+/// their places in their communicators' sequences of collective calls).
 pub unsafe fn startall(n: usize, requests: *mut MPI_Request) -> MpiResult {
     if n == 0 {
         return Ok(());
@@ -111,24 +128,25 @@ pub unsafe fn startall(n: usize, requests: *mut MPI_Request) -> MpiResult {
     // and is not NULL (checked above); the slice is only read, during this
     // call.
     let handles = unsafe { std::slice::from_raw_parts(requests, n) };
-    let mut rt = runtime::lock();
-    for (i, &h) in handles.iter().enumerate() {
-        if h == MPI_REQUEST_NULL {
-            return Err(null_request_error());
-        }
-        rt.engine()
-            .check_startable(h)
-            .map_err(|e| MpiError::new(e.class, format!("array_of_requests[{i}]: {}", e.detail)))?;
-        if handles[..i].contains(&h) {
-            return Err(MpiError::new(
-                MPI_ERR_REQUEST,
-                format!("array_of_requests[{i}] repeats an earlier request"),
-            ));
+    {
+        let mut rt = runtime::lock();
+        for (i, &h) in handles.iter().enumerate() {
+            if h == MPI_REQUEST_NULL {
+                return Err(null_request_error());
+            }
+            rt.engine().check_startable(h).map_err(|e| {
+                MpiError::new(e.class, format!("array_of_requests[{i}]: {}", e.detail))
+            })?;
+            if handles[..i].contains(&h) {
+                return Err(MpiError::new(
+                    MPI_ERR_REQUEST,
+                    format!("array_of_requests[{i}] repeats an earlier request"),
+                ));
+            }
         }
     }
-    let (engine, endpoints) = rt.engine_and_endpoints()?;
     for &h in handles {
-        engine.start(endpoints, h)?;
+        start_one(h)?;
     }
     Ok(())
 }

@@ -95,7 +95,7 @@ impl Call {
     /// The channel of an intracommunicator handle (`MPI_ERR_COMM` if
     /// invalid); no sequence number is taken yet. The blocking collectives
     /// of an intercommunicator run in [`super::inter`]; the rest (the
-    /// nonblocking ones, and scans, which MPI defines on
+    /// nonblocking and persistent ones, and scans, which MPI defines on
     /// intracommunicators only) are refused here.
     pub fn channel(comm: MPI_Comm) -> MpiResult<Channel> {
         let rt = runtime::lock();
@@ -104,7 +104,8 @@ impl Call {
             return Err(MpiError::new(
                 MPI_ERR_UNSUPPORTED_OPERATION,
                 "this collective is not available on intercommunicators in oxmpi \
-                 (nonblocking collectives on intercommunicators are not implemented yet)",
+                 (nonblocking and persistent collectives on intercommunicators are not \
+                 implemented yet)",
             ));
         }
         Ok(Channel::of(c))

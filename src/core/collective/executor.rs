@@ -21,7 +21,9 @@
 //! The request of a nonblocking collective is an ordinary request of the
 //! point-to-point table with `Operation::Collective`: incomplete until its
 //! algorithm ends, then it carries an empty status (or the algorithm's
-//! error), so every completion call works on it unchanged.
+//! error), so every completion call works on it unchanged. A started
+//! persistent collective is one too ([`restart`] runs each of its calls on
+//! its handle), which completion then makes inactive.
 //!
 //! [`quiesce`] ends and joins the worker and frees the scratch-buffer pool
 //! (the end of an epoch calls it, so no thread outlives the epoch); left
@@ -84,7 +86,7 @@ pub fn block<T>(algorithm: impl Future<Output = MpiResult<T>>) -> MpiResult<T> {
     }
 }
 
-type Algorithm = Pin<Box<dyn Future<Output = MpiResult> + Send>>;
+pub type Algorithm = Pin<Box<dyn Future<Output = MpiResult> + Send>>;
 
 struct Task {
     request: MPI_Request,
@@ -129,13 +131,17 @@ pub fn start(
         .engine()
         .requests
         .insert(Request::new(Operation::Collective));
-    let mut task = Task {
-        request,
-        algorithm: Box::pin(algorithm),
-    };
+    restart(request, Box::pin(algorithm))?;
+    Ok(request)
+}
+
+/// Runs `algorithm` on `request`, an existing request already made
+/// pending (a started persistent collective: see `Engine::start`).
+pub fn restart(request: MPI_Request, algorithm: Algorithm) -> MpiResult {
+    let mut task = Task { request, algorithm };
     if let Poll::Ready(result) = task.poll() {
         finish(request, result);
-        return Ok(request);
+        return Ok(());
     }
     let mut p = pending();
     p.tasks.push(task);
@@ -159,7 +165,7 @@ pub fn start(
         p.worker_running = true;
     }
     WORK_ARRIVED.notify_one();
-    Ok(request)
+    Ok(())
 }
 
 /// Puts taken tasks back even if polling one panics.

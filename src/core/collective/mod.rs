@@ -4,7 +4,8 @@
 //! of its sequence, so calls in flight together never match each other's.
 //! Algorithms are `async fn`s over a [`call::Call`], driven to the end on
 //! the caller's thread for a blocking call or by the collective worker for
-//! a nonblocking one ([`executor`]); they take log(p) rounds where the
+//! a nonblocking or persistent one ([`executor`], [`persistent`]), each
+//! call made from a [`plan::Plan`]; they take log(p) rounds where the
 //! usual ones do.
 pub mod algorithms;
 pub mod alltoall;
@@ -17,6 +18,8 @@ pub mod executor;
 pub mod gather;
 pub mod inter;
 pub mod layout;
+pub mod persistent;
+pub mod plan;
 pub mod reduce;
 pub mod scan;
 pub mod scatter;

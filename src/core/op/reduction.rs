@@ -12,6 +12,7 @@ use crate::core::error::{MpiError, MpiResult};
 use crate::mpi_abi::constants::*;
 use crate::mpi_abi::types::{MPI_Datatype, MPI_Op};
 
+#[derive(Clone)]
 pub struct Reduction {
     op: Op,
     datatype: Arc<Datatype>,

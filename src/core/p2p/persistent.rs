@@ -4,11 +4,18 @@
 //! the next start the request is inactive: completion calls treat it like
 //! `MPI_REQUEST_NULL` but leave the handle as it is.
 //!
+//! A persistent collective's template makes a new call of it at each
+//! start; the collective executor runs it on the request (see
+//! `core::collective::plan`), and its completion makes the request
+//! inactive like any other.
+//!
 //! Reusing the handle is safe because no frame names a request after its
 //! operation completed: a send completes on its last frame or
 //! acknowledgement, a receive on its last data.
 use super::engine::{Endpoints, Engine};
-use super::request::{empty_status, proc_null_status, Operation, Persistent, Request, Template};
+use super::request::{
+    empty_status, proc_null_status, CollectiveCalls, Operation, Persistent, Request, Template,
+};
 use crate::core::error::{MpiError, MpiResult};
 use crate::mpi_abi::constants::*;
 use crate::mpi_abi::types::{MPI_Request, MPI_Status};
@@ -42,13 +49,27 @@ impl Engine {
         }
     }
 
-    /// `MPI_Start`: launches a persistent request's operation again.
-    pub fn start(&mut self, ep: &mut Endpoints, id: MPI_Request) -> MpiResult {
+    /// `MPI_Start`: launches a persistent request's operation again. A
+    /// persistent collective is only made pending here: its calls come
+    /// back, for the caller to make the next one and hand it to the
+    /// collective executor (`executor::restart`) without the runtime lock.
+    pub fn start(
+        &mut self,
+        ep: &mut Endpoints,
+        id: MPI_Request,
+    ) -> MpiResult<Option<CollectiveCalls>> {
         self.check_startable(id)?;
         let req = self.requests.get_mut(id).expect("checked");
         let p = req.persistent.as_mut().expect("checked");
         p.active = true;
         match p.template.clone() {
+            Template::Collective(calls) => {
+                req.op = Operation::Collective;
+                req.complete = false;
+                req.status = empty_status();
+                req.error = None;
+                return Ok(Some(calls));
+            }
             Template::ProcNull => req.finish(proc_null_status()),
             Template::Recv { buf, pattern } => self.launch_recv(ep, id, buf, pattern),
             Template::Send {
@@ -76,7 +97,7 @@ impl Engine {
                 }
             },
         }
-        Ok(())
+        Ok(None)
     }
 }
 
@@ -105,7 +126,7 @@ mod tests {
             e.start(&mut ep, recv).unwrap();
             e.start(&mut ep, send).unwrap();
             assert_eq!(
-                e.start(&mut ep, send).unwrap_err().class,
+                e.start(&mut ep, send).err().expect("active").class,
                 MPI_ERR_REQUEST,
                 "active already"
             );
@@ -159,7 +180,10 @@ mod tests {
     fn only_inactive_persistent_requests_start() {
         let (mut e, mut ep) = engine();
         let plain = e.completed_null();
-        assert_eq!(e.start(&mut ep, plain).unwrap_err().class, MPI_ERR_REQUEST);
+        assert_eq!(
+            e.start(&mut ep, plain).err().expect("not persistent").class,
+            MPI_ERR_REQUEST
+        );
         let null = e.persistent(Template::ProcNull);
         e.start(&mut ep, null).unwrap();
         let taken = e.take(null).unwrap();

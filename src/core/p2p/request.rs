@@ -4,20 +4,24 @@
 //! table's delayed reuse keeps its id unique while frames may still name it.
 //!
 //! Besides plain operations the table holds:
-//! - persistent requests (`MPI_Send_init`...): a [`Template`] that
-//!   `MPI_Start` launches again on the same handle; completion makes one
-//!   inactive instead of removing it;
+//! - persistent requests (`MPI_Send_init`..., and the persistent
+//!   collectives, `MPI_Bcast_init`...): a [`Template`] that `MPI_Start`
+//!   launches again on the same handle; completion makes one inactive
+//!   instead of removing it;
 //! - `MPI_Isendrecv` requests, whose two parts are internal requests
 //!   (`parent` names the request they complete);
 //! - generalized requests ([`Generalized`]), completed by the program;
 //! - messages taken by `MPI_Mprobe` ([`Operation::Message`]): their handles
 //!   are `MPI_Message`s, never valid as requests.
+use std::future::Future;
 use std::os::raw::c_int;
+use std::pin::Pin;
+use std::sync::Arc;
 
 use super::engine::{Incoming, SendArgs};
 use super::generalized::Generalized;
 use super::user_buffer::UserBuffer;
-use crate::core::error::MpiError;
+use crate::core::error::{MpiError, MpiResult};
 use crate::core::matching::{Envelope, Pattern};
 use crate::mpi_abi::constants::*;
 use crate::mpi_abi::types::{MPI_Request, MPI_Status};
@@ -105,7 +109,16 @@ pub enum Template {
     },
     /// A send to or a receive from `MPI_PROC_NULL`.
     ProcNull,
+    /// A persistent collective (`MPI_Bcast_init`...): each start makes a
+    /// new call of it, which the collective executor runs (see
+    /// `core::collective::plan`).
+    Collective(CollectiveCalls),
 }
+
+/// Makes the next call of a persistent collective: its algorithm, which
+/// takes the communicator's next collective tag when made.
+pub type CollectiveCalls =
+    Arc<dyn Fn() -> Pin<Box<dyn Future<Output = MpiResult> + Send>> + Send + Sync>;
 
 pub struct Persistent {
     pub template: Template,

@@ -11,7 +11,7 @@
 use super::Engine;
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::p2p::generalized::Generalized;
-use crate::core::p2p::request::{cancelled_status, empty_status, Operation, Request};
+use crate::core::p2p::request::{cancelled_status, empty_status, Operation, Request, Template};
 use crate::mpi_abi::constants::*;
 use crate::mpi_abi::types::{MPI_Request, MPI_Status};
 
@@ -135,9 +135,21 @@ impl Engine {
     /// `MPI_Cancel`: a receive that has not matched, or a send whose first
     /// frame has not left this process, completes as cancelled; anything
     /// else goes on (and reports not cancelled). Generalized requests are
-    /// the caller's ([`Engine::generalized`]).
+    /// the caller's ([`Engine::generalized`]). A persistent collective
+    /// cannot be cancelled (MPI 4.1 §6.13 makes it erroneous; MPICH
+    /// asserts): `MPI_ERR_REQUEST`, and it goes on.
     pub fn cancel(&mut self, id: MPI_Request) -> MpiResult {
         let req = self.user_request(id)?;
+        if req
+            .persistent
+            .as_ref()
+            .is_some_and(|p| matches!(p.template, Template::Collective(_)))
+        {
+            return Err(MpiError::new(
+                MPI_ERR_REQUEST,
+                "a persistent collective request cannot be cancelled",
+            ));
+        }
         if req.is_inactive() {
             return Err(MpiError::new(
                 MPI_ERR_REQUEST,
@@ -162,7 +174,9 @@ impl Engine {
         Ok(())
     }
 
-    /// `MPI_Request_free`: the operation goes on; the handle is gone. A
+    /// `MPI_Request_free`: the operation goes on; the handle is gone (an
+    /// active persistent collective too, as in MPICH: its call runs to its
+    /// end, and its buffers must stay until then). A
     /// complete generalized request is returned: its free function is due.
     pub fn free_request(&mut self, id: MPI_Request) -> MpiResult<Option<Generalized>> {
         let req = self.user_request(id)?;
