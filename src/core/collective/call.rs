@@ -7,7 +7,8 @@
 //! a negative tag made from the number. Members call collectives in the
 //! same order, so they agree on each call's tag, and calls in flight at the
 //! same time (nonblocking ones, or a blocking one while nonblocking ones
-//! run) never take each other's messages.
+//! run) never take each other's messages. A persistent collective request
+//! takes its number when it is initialized and keeps it (`super::plan`).
 //!
 //! Buffers: a posted operation ([`Posted`]) borrows its buffer until it is
 //! completed ([`Call::complete`]), so the buffer outlives the engine's use
@@ -82,8 +83,10 @@ impl Call {
         }
     }
 
-    /// A call with a fixed tag (oxmpi's internal agreements, which run
-    /// one at a time and outside the sequence).
+    /// A call with a fixed tag: oxmpi's internal agreements, which run one
+    /// at a time and outside the sequence, and the calls of a persistent
+    /// collective request, whose tag was taken at its initialization
+    /// (`super::plan`).
     pub fn with_tag(ch: Channel, tag: c_int) -> Call {
         Call {
             ch,
