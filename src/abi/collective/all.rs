@@ -17,7 +17,7 @@ use crate::mpi_abi::types::*;
 /// `MPI_Barrier` (also on an intercommunicator).
 pub unsafe fn barrier(comm: MPI_Comm) -> MpiResult {
     if super::inter::is_inter(comm)? {
-        return super::inter::barrier(comm);
+        return crate::core::collective::executor::block(super::inter::barrier_op(comm)?);
     }
     let ch = crate::core::collective::channel::Channel::lookup(comm)?;
     crate::core::collective::algorithms::barrier(&ch)
@@ -29,8 +29,12 @@ unsafe fn barrier_op(comm: MPI_Comm) -> MpiResult<impl Persistent> {
     }))
 }
 
-/// `MPI_Ibarrier`.
+/// `MPI_Ibarrier` (also on an intercommunicator).
 pub unsafe fn ibarrier(comm: MPI_Comm, request: &mut MPI_Request) -> MpiResult {
+    if super::inter::is_inter(comm)? {
+        *request = crate::core::collective::executor::start(super::inter::barrier_op(comm)?)?;
+        return Ok(());
+    }
     // SAFETY: `barrier_op` reads no memory (a barrier has no buffer).
     let call = unsafe { barrier_op(comm) }?.once();
     *request = crate::core::collective::executor::start(call)?;

@@ -5,10 +5,13 @@
 //! per member of the remote group), then the algorithm of
 //! `core::collective::inter`. `MPI_IN_PLACE` is not valid on an
 //! intercommunicator (MPI 4.1 allows it on intracommunicators only), so
-//! every buffer check rejects it. The blocking entry points of
-//! [`super::rooted`], [`super::all`] and [`super::reduction`] come here
-//! when the communicator is an intercommunicator; the nonblocking forms do
-//! not (they stay `MPI_ERR_UNSUPPORTED_OPERATION` there).
+//! every buffer check rejects it. The blocking and nonblocking entry
+//! points of [`super::rooted`], [`super::all`] and [`super::reduction`]
+//! come here when the communicator is an intercommunicator (each builder
+//! takes the call's tag, so a nonblocking call takes its place in the
+//! sequence when it is made, as on an intracommunicator); the persistent
+//! forms do not (their builders refuse an intercommunicator with
+//! `MPI_ERR_COMM`).
 use std::future::Future;
 use std::os::raw::{c_int, c_void};
 
@@ -53,10 +56,11 @@ fn role_of(root: c_int, remote_size: usize) -> MpiResult<Role> {
     }
 }
 
-/// `MPI_Barrier` on an intercommunicator.
-pub(crate) fn barrier(comm: MPI_Comm) -> MpiResult {
-    let chs = channels(comm)?;
-    crate::core::collective::executor::block(exchange::barrier(Inter::start(chs)))
+/// `MPI_Barrier` or `MPI_Ibarrier` on an intercommunicator.
+pub(crate) fn barrier_op(
+    comm: MPI_Comm,
+) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+    Ok(exchange::barrier(Inter::start(channels(comm)?)))
 }
 
 pub(crate) unsafe fn bcast_op(

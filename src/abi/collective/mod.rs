@@ -102,9 +102,9 @@ macro_rules! blocking_and_nonblocking {
             Ok(())
         }
     };
-    // A collective intercommunicators have too: the blocking form of an
-    // intercommunicator's call goes to the builder of the same name in
-    // `collective_inter` (the nonblocking forms are intracommunicator-only).
+    // A collective intercommunicators have too: the blocking and the
+    // nonblocking form of an intercommunicator's call go to the builder of
+    // the same name in `collective::inter`.
     ($blocking:ident, $nonblocking:ident ($($arg:ident: $ty:ty),*)
         => inter($comm:ident) $build:ident($($barg:expr),* $(,)?)) => {
         pub unsafe fn $blocking($($arg: $ty),*) -> MpiResult {
@@ -124,6 +124,15 @@ macro_rules! blocking_and_nonblocking {
         }
 
         pub unsafe fn $nonblocking($($arg: $ty,)* request: &mut MPI_Request) -> MpiResult {
+            if $crate::abi::collective::inter::is_inter($comm)? {
+                // SAFETY: the MPI call's arguments, passed on unchanged: MPI
+                // keeps a nonblocking collective's buffers valid and untouched
+                // until the request completes; the builder reads the arrays
+                // before returning.
+                let call = unsafe { $crate::abi::collective::inter::$build($($barg),*) }?;
+                *request = $crate::core::collective::executor::start(call)?;
+                return Ok(());
+            }
             // SAFETY: the MPI call's arguments, passed on unchanged; MPI keeps
             // a nonblocking collective's buffers valid and untouched by the
             // program until the request completes, and the builder reads the
