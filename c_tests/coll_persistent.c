@@ -11,7 +11,7 @@
  * at the init call. */
 #include "mpitest.h"
 
-#define ROUNDS 3
+#define ROUNDS 100
 #define N 4 /* ints per block */
 
 static int value(int round, int rank, int i) { return 1000 * round + 10 * rank + i; }
