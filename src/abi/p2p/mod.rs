@@ -22,6 +22,7 @@ use crate::transport::ProcessId;
 
 mod buffered;
 mod matched_probe;
+mod partitioned;
 mod persistent;
 mod probe;
 mod recv;
@@ -30,6 +31,7 @@ mod sendrecv;
 
 pub use buffered::{buffer_attach, buffer_detach};
 pub use matched_probe::{improbe, imrecv, mprobe, mrecv};
+pub use partitioned::{parrived, pready, pready_list, pready_range, precv_init, psend_init};
 pub use persistent::{bsend_init, recv_init, rsend_init, send_init, ssend_init, start, startall};
 pub use probe::{iprobe, probe};
 pub use recv::{irecv, recv, start_recv};
@@ -48,7 +50,9 @@ pub enum Mode {
 
 /// A message buffer from the C arguments: the datatype is committed, the
 /// size representable, and the address NULL only for an empty message or
-/// `MPI_BOTTOM` with absolute displacements.
+/// `MPI_BOTTOM` with absolute displacements. An empty message may name
+/// `MPI_DATATYPE_NULL`, as MPICH allows (programs written against it send
+/// `MPI_Send(NULL, 0, MPI_DATATYPE_NULL, ...)` as a bare signal).
 ///
 /// # Safety
 /// `buf` must hold (or have room for) `n` elements of `datatype` until the
@@ -59,6 +63,10 @@ pub(super) unsafe fn message_buffer(
     n: usize,
     datatype: MPI_Datatype,
 ) -> MpiResult<UserBuffer> {
+    if n == 0 && datatype == MPI_DATATYPE_NULL {
+        // SAFETY: no element: the address is never read or written.
+        return Ok(unsafe { UserBuffer::new(buf, 0, crate::core::p2p::user_buffer::byte_type()) });
+    }
     let dt = datatype::lookup_for_message(datatype)?;
     let bytes = n
         .checked_mul(dt.size())

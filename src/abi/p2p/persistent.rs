@@ -2,8 +2,9 @@
 //! `MPI_Start`, `MPI_Startall`. Arguments are checked once, at init; the
 //! request keeps the operation as a template that each start launches
 //! again. Completion makes the request inactive (see `abi::completion`).
-//! `MPI_Start` and `MPI_Startall` start persistent collectives too
-//! (`abi::collective`'s `_init` calls make them).
+//! `MPI_Start` and `MPI_Startall` start persistent collectives
+//! (`abi::collective`'s `_init` calls make them) and partitioned requests
+//! ([`super::partitioned`]) too.
 use std::os::raw::{c_int, c_void};
 
 use super::{message_buffer, Mode, Route};
@@ -115,8 +116,8 @@ fn start_one(request: MPI_Request) -> MpiResult {
 }
 
 /// Starts every request, after checking that all can start, in the order
-/// of the array (the order in which persistent collectives among them take
-/// their places in their communicators' sequences of collective calls).
+/// of the array (any order would do: a persistent collective's place in
+/// its communicator's sequence was fixed at its init call).
 pub unsafe fn startall(n: usize, requests: *mut MPI_Request) -> MpiResult {
     if n == 0 {
         return Ok(());

@@ -19,6 +19,8 @@ use crate::core::locks::{Level, OrderedMutex};
 /// The tag of call number 0; call n uses `FIRST_TAG - (n mod SPAN)`.
 pub const FIRST_TAG: c_int = -16;
 const SPAN: u32 = 1 << 30;
+/// The lowest tag a collective call uses.
+pub const LOWEST_TAG: c_int = FIRST_TAG - (SPAN - 1) as c_int;
 
 static COUNTERS: LazyLock<OrderedMutex<HashMap<u64, u32>>> =
     LazyLock::new(|| OrderedMutex::new(Level::CollectiveSequences, HashMap::new()));

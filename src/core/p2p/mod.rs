@@ -12,6 +12,7 @@ mod fuzz;
 pub mod generalized;
 mod matched_probe;
 mod outbox;
+pub mod partitioned;
 mod persistent;
 pub mod receive_lane;
 pub mod request;

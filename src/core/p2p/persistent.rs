@@ -71,6 +71,7 @@ impl Engine {
                 return Ok(Some(calls));
             }
             Template::ProcNull => req.finish(proc_null_status()),
+            Template::Partitioned => self.start_partitioned(ep, id),
             Template::Recv { buf, pattern } => self.launch_recv(ep, id, buf, pattern),
             Template::Send {
                 args,

@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 use super::engine::{Incoming, SendArgs};
 use super::generalized::Generalized;
+use super::partitioned::Partitioned;
 use super::user_buffer::UserBuffer;
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::matching::{Envelope, Pattern};
@@ -93,6 +94,9 @@ pub enum Operation {
     /// Not a request: a message matched by `MPI_Mprobe`/`MPI_Improbe`,
     /// waiting for `MPI_Mrecv`/`MPI_Imrecv`.
     Message(Box<Probed>),
+    /// An active partitioned send or receive: its parts (internal requests)
+    /// complete it (see `core::p2p::partitioned`).
+    Partitioned,
 }
 
 /// What `MPI_Start` launches.
@@ -113,6 +117,9 @@ pub enum Template {
     /// new call of it, which the collective executor runs (see
     /// `core::collective::plan`).
     Collective(CollectiveCalls),
+    /// A partitioned send or receive (`MPI_Psend_init`, `MPI_Precv_init`):
+    /// its state is the request's `partitioned`.
+    Partitioned,
 }
 
 /// Makes the next call of a persistent collective: its algorithm, which
@@ -138,6 +145,8 @@ pub struct Request {
     pub persistent: Option<Box<Persistent>>,
     /// Set for a generalized request.
     pub generalized: Option<Box<Generalized>>,
+    /// Set for a partitioned request.
+    pub partitioned: Option<Box<Partitioned>>,
     /// The `MPI_Isendrecv` request this one is a part of, or
     /// `MPI_REQUEST_NULL`.
     pub parent: MPI_Request,
@@ -159,6 +168,7 @@ impl Request {
             error: None,
             persistent: None,
             generalized: None,
+            partitioned: None,
             parent: MPI_REQUEST_NULL,
             bsend_offset: None,
             queued_frame: false,

@@ -67,6 +67,47 @@ impl UserBuffer {
         }
     }
 
+    /// Elements `[first, first + count)` of this buffer as a buffer of its
+    /// own (consecutive elements lie one extent apart, as MPI lays them
+    /// out): a partition of a partitioned send or receive.
+    ///
+    /// # Panics
+    /// If the elements are not all within this buffer.
+    pub fn elements(&self, first: usize, count: usize) -> UserBuffer {
+        assert!(
+            first
+                .checked_add(count)
+                .is_some_and(|end| end <= self.count),
+            "elements beyond the buffer"
+        );
+        let offset = (first as isize).wrapping_mul(self.datatype.extent());
+        let addr = (self.addr as isize).wrapping_add(offset) as usize;
+        // SAFETY: the elements lie within this buffer's (checked above), so
+        // the memory is valid for as long and in the same ways (`new`'s
+        // contract, or owned bytes, which the clone of `owned` keeps).
+        let part = unsafe { UserBuffer::new(addr as *const c_void, count, self.datatype.clone()) };
+        UserBuffer {
+            owned: self.owned.clone(),
+            ..part
+        }
+    }
+
+    /// Bytes `[offset, offset + len)` of the message as a buffer of bytes,
+    /// when this buffer is one block that holds them.
+    pub fn byte_range(&self, offset: usize, len: usize) -> Option<UserBuffer> {
+        let (start, total) = self.contiguous_block()?;
+        if offset.checked_add(len)? > total {
+            return None;
+        }
+        // SAFETY: the bytes lie within this buffer's one block (checked
+        // above): valid for as long and in the same ways as this buffer.
+        let bytes = unsafe { UserBuffer::new((start + offset) as *const c_void, len, byte_type()) };
+        Some(UserBuffer {
+            owned: self.owned.clone(),
+            ..bytes
+        })
+    }
+
     /// Bytes of data the buffer holds (its packed size).
     #[inline]
     pub fn len(&self) -> usize {

@@ -154,6 +154,9 @@ impl Engine {
         // they cause are queued and leave in the flush below.
         let engine = &mut *self;
         let n = ep.poll(engine);
+        if !self.partitioned_due.is_empty() {
+            self.post_due_partitioned(ep);
+        }
         self.flush_replies(ep);
         n > 0
     }

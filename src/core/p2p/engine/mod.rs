@@ -100,6 +100,10 @@ pub struct Engine {
     pub(super) credits: EagerCredits,
     /// Processes the launcher reported failed (see `failure`).
     failed: Vec<crate::transport::ProcessId>,
+    /// Started partitioned receives whose sender's layout arrived: their
+    /// partitions' receives are posted at the next progress (see
+    /// `partitioned`).
+    pub(super) partitioned_due: Vec<MPI_Request>,
 }
 
 impl Default for Engine {
@@ -115,6 +119,7 @@ impl Default for Engine {
             polling_grequests: false,
             attached: None,
             lane: None,
+            partitioned_due: Vec::new(),
             credits: EagerCredits::default(),
             failed: Vec::new(),
         }

@@ -48,7 +48,15 @@ impl Engine {
             self.drop_request(id);
         } else if req.parent != MPI_REQUEST_NULL {
             let parent = req.parent;
-            self.settle_sendrecv(parent);
+            if self
+                .requests
+                .get(parent)
+                .is_some_and(|p| p.partitioned.is_some())
+            {
+                self.settle_partitioned(parent, id);
+            } else {
+                self.settle_sendrecv(parent);
+            }
         } else if req.freed {
             self.drop_request(id);
         }
@@ -150,6 +158,12 @@ impl Engine {
                 "a persistent collective request cannot be cancelled",
             ));
         }
+        if req.partitioned.is_some() {
+            return Err(MpiError::new(
+                MPI_ERR_REQUEST,
+                "a partitioned request cannot be cancelled",
+            ));
+        }
         if req.is_inactive() {
             return Err(MpiError::new(
                 MPI_ERR_REQUEST,
@@ -180,6 +194,10 @@ impl Engine {
     /// complete generalized request is returned: its free function is due.
     pub fn free_request(&mut self, id: MPI_Request) -> MpiResult<Option<Generalized>> {
         let req = self.user_request(id)?;
+        if req.partitioned.is_some() {
+            self.free_partitioned(id);
+            return Ok(None);
+        }
         if req.is_inactive() || req.complete {
             return Ok(self
                 .remove_request(id)
