@@ -688,6 +688,15 @@ static void test_generalized(void) {
     while (!flag) MPI_Test(&rq, &flag, &st);
     CHECK(g.polls == 3 && g.frees == 1, "MPIX poll function with Test: polls %d", g.polls);
 
+    /* No GPU support, said plainly. */
+    int gpu = -1;
+    CHECK(MPIX_GPU_query_support(MPIX_GPU_SUPPORT_CUDA, &gpu) == MPI_SUCCESS && gpu == 0, "CUDA: %d", gpu);
+    gpu = -1;
+    CHECK(MPIX_GPU_query_support(MPIX_GPU_SUPPORT_HIP, &gpu) == MPI_SUCCESS && gpu == 0, "HIP: %d", gpu);
+    CHECK_CLASS(MPIX_GPU_query_support(99, &gpu), MPI_ERR_ARG);
+    CHECK(!MPIX_Query_cuda_support() && !MPIX_Query_hip_support() && !MPIX_Query_ze_support(),
+          "MPIX_Query_*_support");
+
     CHECK_CLASS(MPI_Grequest_complete(MPI_REQUEST_NULL), MPI_ERR_REQUEST);
     MPI_Irecv(&got, 1, MPI_INT, rank, 91, MPI_COMM_WORLD, &rq);
     CHECK_CLASS(MPI_Grequest_complete(rq), MPI_ERR_REQUEST);

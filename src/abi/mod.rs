@@ -24,6 +24,7 @@ pub mod datatype_arrays;
 pub mod datatype_query;
 pub mod entry_points;
 pub mod errors;
+pub mod gpu;
 pub mod group;
 pub mod info;
 pub mod init;
