@@ -688,6 +688,30 @@ static void test_generalized(void) {
     while (!flag) MPI_Test(&rq, &flag, &st);
     CHECK(g.polls == 3 && g.frees == 1, "MPIX poll function with Test: polls %d", g.polls);
 
+    /* MPICH's request classes: one set of callbacks, many requests. */
+    MPIX_Grequest_class cls, other;
+    CHECK(MPIX_Grequest_class_create(greq_query, greq_free, greq_cancel, greq_poll, NULL, &cls) == MPI_SUCCESS,
+          "Grequest_class_create");
+    MPIX_Grequest_class_create(greq_query, greq_free, greq_cancel, NULL, NULL, &other);
+    CHECK(cls != other, "two classes differ");
+    struct greq ga = {0}, gb = {0};
+    MPI_Request two[2];
+    ga.complete_after = 2;
+    gb.complete_after = 4;
+    CHECK(MPIX_Grequest_class_allocate(cls, &ga, &two[0]) == MPI_SUCCESS, "Grequest_class_allocate");
+    MPIX_Grequest_class_allocate(cls, &gb, &two[1]);
+    ga.self = two[0];
+    gb.self = two[1];
+    MPI_Waitall(2, two, MPI_STATUSES_IGNORE);
+    CHECK(ga.polls == 2 && gb.polls == 4 && ga.frees == 1 && gb.frees == 1 && ga.queries == 1,
+          "class requests: polls %d %d frees %d %d", ga.polls, gb.polls, ga.frees, gb.frees);
+    memset(&ga, 0, sizeof ga);
+    MPIX_Grequest_class_allocate(other, &ga, &rq);
+    MPI_Grequest_complete(rq);
+    MPI_Wait(&rq, &st);
+    CHECK(ga.queries == 1 && ga.frees == 1 && st.MPI_TAG == 77, "a class without poll function");
+    CHECK_CLASS(MPIX_Grequest_class_allocate(12345, &ga, &rq), MPI_ERR_ARG);
+
     /* No GPU support, said plainly. */
     int gpu = -1;
     CHECK(MPIX_GPU_query_support(MPIX_GPU_SUPPORT_CUDA, &gpu) == MPI_SUCCESS && gpu == 0, "CUDA: %d", gpu);

@@ -27,7 +27,10 @@ use crate::mpi_abi::types::*;
 
 mod generalized;
 
-pub use generalized::{grequest_complete, grequest_start, mpix_grequest_start};
+pub use generalized::{
+    grequest_class_allocate, grequest_class_create, grequest_complete, grequest_start,
+    mpix_grequest_start,
+};
 
 /// What a completion call found behind one handle.
 enum Slot {

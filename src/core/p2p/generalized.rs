@@ -29,6 +29,77 @@ pub struct Generalized {
     pub extra_state: usize,
 }
 
+/// MPICH's generalized request classes (`MPIX_Grequest_class_create`):
+/// the callbacks of a kind of generalized request, kept for the life of
+/// the process (MPICH has no call that frees a class), so
+/// `MPIX_Grequest_class_allocate` starts a request with them.
+pub mod classes {
+    use std::sync::Mutex;
+
+    use super::Generalized;
+    use crate::core::error::{MpiError, MpiResult};
+    use crate::mpi_abi::constants::MPI_ERR_ARG;
+    use crate::mpi_abi::types::MPIX_Grequest_class;
+
+    /// Class handles are this plus the class's index, so a stray integer
+    /// is rarely taken for a class.
+    const FIRST_HANDLE: MPIX_Grequest_class = 0x4c00_0000;
+
+    /// Each class's callbacks (`extra_state` unset).
+    static CLASSES: Mutex<Vec<Generalized>> = Mutex::new(Vec::new());
+
+    /// Records a class; returns its handle.
+    pub fn create(callbacks: Generalized) -> MpiResult<MPIX_Grequest_class> {
+        let mut classes = CLASSES.lock().unwrap_or_else(|e| e.into_inner());
+        let handle = i32::try_from(classes.len())
+            .ok()
+            .and_then(|i| FIRST_HANDLE.checked_add(i))
+            .ok_or_else(|| MpiError::new(MPI_ERR_ARG, "too many generalized request classes"))?;
+        classes.push(callbacks);
+        Ok(handle)
+    }
+
+    /// The callbacks of class `handle`, with `extra_state`.
+    pub fn instance(handle: MPIX_Grequest_class, extra_state: usize) -> MpiResult<Generalized> {
+        let classes = CLASSES.lock().unwrap_or_else(|e| e.into_inner());
+        handle
+            .checked_sub(FIRST_HANDLE)
+            .and_then(|i| usize::try_from(i).ok())
+            .and_then(|i| classes.get(i))
+            .map(|c| Generalized { extra_state, ..*c })
+            .ok_or_else(|| {
+                MpiError::new(
+                    MPI_ERR_ARG,
+                    format!("{handle:#x} is not a generalized request class"),
+                )
+            })
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn classes_are_found_by_their_handles_only() {
+            let g = Generalized {
+                query_fn: None,
+                free_fn: None,
+                cancel_fn: None,
+                poll_fn: None,
+                wait_fn: None,
+                extra_state: 0,
+            };
+            let a = create(g).unwrap();
+            let b = create(g).unwrap();
+            assert_ne!(a, b);
+            assert_eq!(instance(b, 77).unwrap().extra_state, 77);
+            assert!(instance(0, 0).is_err());
+            assert!(instance(-1, 0).is_err());
+            assert!(instance(b + 1000, 0).is_err());
+        }
+    }
+}
+
 /// A callback's return code as an error (`None` for `MPI_SUCCESS`).
 fn callback_error(code: c_int, what: &str) -> Option<MpiError> {
     (code != MPI_SUCCESS).then(|| {
