@@ -457,3 +457,30 @@ pub unsafe fn match_size(typeclass: c_int, size: c_int, dt: *mut MPI_Datatype) -
     *dt = found.ok_or_else(missing)?;
     Ok(())
 }
+
+/// `MPI_Type_create_f90_integer`, `_real`, `_complex`: the predefined
+/// Fortran type MPI would parameterize (`MPI_INTEGER4`, `MPI_REAL8`...),
+/// as `selected_int_kind`/`selected_real_kind` choose it. oxmpi hands out
+/// that predefined type itself, so its envelope is `MPI_COMBINER_NAMED`
+/// (MPI asks for `MPI_COMBINER_F90_*` with the parameters); like any
+/// predefined type it needs no commit and cannot be freed.
+fn f90_result(found: Option<MPI_Datatype>, what: String) -> MpiResult<MPI_Datatype> {
+    found.ok_or_else(|| MpiError::new(MPI_ERR_ARG, format!("no Fortran type has {what}")))
+}
+
+pub unsafe fn create_f90_integer(r: c_int, newtype: &mut MPI_Datatype) -> MpiResult {
+    *newtype = f90_result(builtin::f90_integer(r), format!("a range of {r} digits"))?;
+    Ok(())
+}
+
+pub unsafe fn create_f90_real(p: c_int, r: c_int, newtype: &mut MPI_Datatype) -> MpiResult {
+    let what = format!("precision {p} and range {r}");
+    *newtype = f90_result(builtin::f90_real(p, r, false), what)?;
+    Ok(())
+}
+
+pub unsafe fn create_f90_complex(p: c_int, r: c_int, newtype: &mut MPI_Datatype) -> MpiResult {
+    let what = format!("precision {p} and range {r}");
+    *newtype = f90_result(builtin::f90_real(p, r, true), what)?;
+    Ok(())
+}

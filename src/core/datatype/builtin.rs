@@ -386,9 +386,65 @@ pub fn match_size(typeclass: c_int, size: usize) -> Option<MPI_Datatype> {
     table.iter().find(|(s, _)| *s == size).map(|(_, h)| *h)
 }
 
+/// The Fortran types `MPI_Type_create_f90_*` choose from, with the
+/// decimal precision and exponent range each has (as Fortran's
+/// `precision()` and `range()` report them): the first that has at least
+/// the asked precision `p` and range `r` is the answer (`MPI_UNDEFINED`
+/// asks nothing of that one), as `selected_int_kind` and
+/// `selected_real_kind` choose.
+const F90_INTEGERS: &[(c_int, MPI_Datatype)] = &[
+    (2, MPI_INTEGER1),
+    (4, MPI_INTEGER2),
+    (9, MPI_INTEGER4),
+    (18, MPI_INTEGER8),
+];
+/// (precision, range, real type, complex type).
+const F90_REALS: &[(c_int, c_int, MPI_Datatype, MPI_Datatype)] = &[
+    (6, 37, MPI_REAL4, MPI_COMPLEX8),
+    (15, 307, MPI_REAL8, MPI_COMPLEX16),
+    (33, 4931, MPI_REAL16, MPI_COMPLEX32),
+];
+
+/// `MPI_Type_create_f90_integer`: the smallest integer type with at least
+/// `r` decimal digits.
+pub fn f90_integer(r: c_int) -> Option<MPI_Datatype> {
+    F90_INTEGERS
+        .iter()
+        .find(|(range, _)| r <= *range)
+        .map(|(_, h)| *h)
+}
+
+/// `MPI_Type_create_f90_real` (`complex` false) or `_complex`: the
+/// smallest type with precision `p` and range `r` (either may be
+/// `MPI_UNDEFINED`, not both).
+pub fn f90_real(p: c_int, r: c_int, complex: bool) -> Option<MPI_Datatype> {
+    if p == MPI_UNDEFINED && r == MPI_UNDEFINED {
+        return None;
+    }
+    let fits = |asked: c_int, has: c_int| asked == MPI_UNDEFINED || asked <= has;
+    F90_REALS
+        .iter()
+        .find(|(precision, range, _, _)| fits(p, *precision) && fits(r, *range))
+        .map(|(_, _, real, cplx)| if complex { *cplx } else { *real })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn f90_types_are_the_smallest_that_hold_the_asked_digits() {
+        assert_eq!(f90_integer(1), Some(MPI_INTEGER1));
+        assert_eq!(f90_integer(5), Some(MPI_INTEGER4));
+        assert_eq!(f90_integer(18), Some(MPI_INTEGER8));
+        assert_eq!(f90_integer(19), None);
+        assert_eq!(f90_real(6, 37, false), Some(MPI_REAL4));
+        assert_eq!(f90_real(7, MPI_UNDEFINED, false), Some(MPI_REAL8));
+        assert_eq!(f90_real(MPI_UNDEFINED, 400, true), Some(MPI_COMPLEX32));
+        assert_eq!(f90_real(6, 38, true), Some(MPI_COMPLEX16));
+        assert_eq!(f90_real(34, 10, false), None);
+        assert_eq!(f90_real(MPI_UNDEFINED, MPI_UNDEFINED, false), None);
+    }
 
     #[test]
     fn every_builtin_handle_encodes_its_size() {
