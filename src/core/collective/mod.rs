@@ -17,6 +17,7 @@ pub mod executor;
 pub mod gather;
 pub mod inter;
 pub mod layout;
+pub mod neighbor;
 pub mod reduce;
 pub mod scan;
 pub mod scatter;
