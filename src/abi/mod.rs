@@ -33,3 +33,4 @@ pub mod pack;
 pub mod session;
 pub mod status;
 pub mod tool;
+pub mod topology;

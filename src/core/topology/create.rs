@@ -100,7 +100,9 @@ pub fn cart_create(comm: MPI_Comm, cart: Cart) -> MpiResult<MPI_Comm> {
 }
 
 /// `MPI_Cart_sub`: one communicator per combination of the dropped
-/// coordinates, ranked as in `comm`.
+/// coordinates, ranked as in `comm`. When no dimension is kept the result
+/// is a zero-dimensional grid, which (as in MPICH, whose test suite checks
+/// it) only the first member gets, the others `MPI_COMM_NULL`.
 pub fn cart_sub(comm: MPI_Comm, remain: &[bool]) -> MpiResult<MPI_Comm> {
     let t = cart(comm)?;
     let Topology::Cart(c) = &*t else {
@@ -111,6 +113,9 @@ pub fn cart_sub(comm: MPI_Comm, remain: &[bool]) -> MpiResult<MPI_Comm> {
             MPI_ERR_ARG,
             "remain_dims has the wrong length",
         ));
+    }
+    if !remain.iter().any(|&keep| keep) {
+        return cart_create(comm, c.sub(remain));
     }
     let (_, rank) = intra(comm)?;
     let coords = c.coords(rank);
