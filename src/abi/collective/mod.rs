@@ -19,12 +19,18 @@
 pub mod all;
 pub mod args;
 pub mod inter;
+pub mod neighbor;
 pub mod reduction;
 pub mod rooted;
 
 pub use all::{
     allgather, allgatherv, alltoall, alltoallv, alltoallw, barrier, iallgather, iallgatherv,
     ialltoall, ialltoallv, ialltoallw, ibarrier,
+};
+pub use neighbor::{
+    ineighbor_allgather, ineighbor_allgatherv, ineighbor_alltoall, ineighbor_alltoallv,
+    ineighbor_alltoallw, neighbor_allgather, neighbor_allgatherv, neighbor_alltoall,
+    neighbor_alltoallv, neighbor_alltoallw,
 };
 pub use reduction::{
     allreduce, exscan, iallreduce, iexscan, ireduce, ireduce_scatter, ireduce_scatter_block, iscan,
