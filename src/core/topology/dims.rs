@@ -106,7 +106,11 @@ impl Search<'_> {
             if d > max || rest % d != 0 {
                 continue;
             }
-            if (d as u128).pow(k as u32) < rest as u128 {
+            // (d^k overflows u128 for many dimensions: then it is large.)
+            if (d as u128)
+                .checked_pow(k as u32)
+                .is_some_and(|p| p < rest as u128)
+            {
                 break;
             }
             self.current.push(d);
@@ -138,7 +142,11 @@ fn rank_key(f: &[u64]) -> (u64, Vec<std::cmp::Reverse<u64>>) {
 /// The integer k-th root of `n`, rounded down.
 fn root(n: u64, k: usize) -> u64 {
     let mut r = (n as f64).powf(1.0 / k as f64) as u64 + 1;
-    while r > 0 && (r as u128).pow(k as u32) > n as u128 {
+    while r > 0
+        && (r as u128)
+            .checked_pow(k as u32)
+            .is_none_or(|p| p > n as u128)
+    {
         r -= 1;
     }
     r
@@ -167,6 +175,32 @@ mod tests {
         // choice): 163 x 9 x 8 x 6 rather than 163 x 12 x 6 x 6.
         assert_eq!(create(70416, &[0, 0, 0, 0]), [163, 9, 8, 6]);
         assert_eq!(create(117936, &[0; 5]), [14, 13, 9, 9, 8]);
+    }
+
+    #[test]
+    fn many_dimensions() {
+        // Cases of MPICH's test suite (topo/dims5): with 10 and more free
+        // dimensions d^k overflows 128 bits during the search.
+        assert_eq!(create(221184, &[0; 10]), [4, 4, 4, 4, 4, 4, 3, 3, 3, 2]);
+        assert_eq!(
+            create(995328, &[0; 16]),
+            [4, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2]
+        );
+        assert_eq!(
+            create(884736, &[0; 17]),
+            [4, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2]
+        );
+        assert_eq!(create(1, &[0; 20]), [1; 20]);
+    }
+
+    #[test]
+    fn preset_dimensions_keep_their_places() {
+        assert_eq!(create(24, &[0, 0, 2]), [4, 3, 2]);
+        assert_eq!(create(30, &[0, 5, 0]), [3, 5, 2]);
+        assert_eq!(create(8, &[2, 0, 2, 0]), [2, 2, 2, 1]);
+        let mut d = [0, 0];
+        assert_eq!(dims_create(-1, &mut d).unwrap_err().class, MPI_ERR_ARG);
+        assert_eq!(dims_create(0, &mut d).unwrap_err().class, MPI_ERR_ARG);
     }
 
     #[test]
