@@ -231,7 +231,9 @@ static void test_create_cases(int rank, int size) {
     }
     /* Errors (the same on every rank, so none waits for another). */
     int big[2] = {size + 1, 1}, p2[2] = {0, 0};
+    c = MPI_COMM_SELF;
     CHECK_CLASS(MPI_Cart_create(MPI_COMM_WORLD, 2, big, p2, 0, &c), MPI_ERR_ARG);
+    CHECK(c == MPI_COMM_NULL, "a failed Cart_create leaves MPI_COMM_NULL");
     int zero[2] = {0, 1};
     CHECK_CLASS(MPI_Cart_create(MPI_COMM_WORLD, 2, zero, p2, 0, &c), MPI_ERR_DIMS);
     int neg[2] = {-2, 1};

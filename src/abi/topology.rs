@@ -11,6 +11,8 @@
 //! are `MPI_ERR_DIMS`. `reorder` is accepted and ignored (a process keeps
 //! its rank), so `MPI_Cart_map` and `MPI_Graph_map` place a process at its
 //! own rank, or nowhere (`MPI_UNDEFINED`) when the topology has fewer nodes.
+//! A constructor that fails leaves `MPI_COMM_NULL` in its output, as
+//! MPICH does.
 use std::os::raw::c_int;
 use std::sync::Arc;
 
@@ -184,6 +186,7 @@ pub unsafe fn cart_create(
     _reorder: c_int,
     comm_cart: &mut MPI_Comm,
 ) -> MpiResult {
+    *comm_cart = MPI_COMM_NULL;
     // SAFETY: MPI_Cart_create's `dims` and `periods` hold `ndims` ints
     // (MPI's contract).
     let cart = unsafe { cart_arg(ndims, dims, periods) }?;
@@ -282,6 +285,7 @@ pub unsafe fn cart_sub(
     remain_dims: *const c_int,
     newcomm: &mut MPI_Comm,
 ) -> MpiResult {
+    *newcomm = MPI_COMM_NULL;
     let (t, _) = cart_of(comm)?;
     // SAFETY: MPI_Cart_sub's `remain_dims` holds one int per dimension
     // (MPI's contract); read only during this call.
@@ -346,6 +350,7 @@ pub unsafe fn graph_create(
     _reorder: c_int,
     comm_graph: &mut MPI_Comm,
 ) -> MpiResult {
+    *comm_graph = MPI_COMM_NULL;
     // SAFETY: MPI_Graph_create's arrays are as `graph_arg` asks (MPI's
     // contract).
     let graph = unsafe { graph_arg(nnodes, index, edges) }?;
@@ -474,6 +479,7 @@ pub unsafe fn dist_graph_create_adjacent(
     _reorder: c_int,
     comm_dist_graph: &mut MPI_Comm,
 ) -> MpiResult {
+    *comm_dist_graph = MPI_COMM_NULL;
     let (nin, nout) = (
         length(indegree, "indegree")?,
         length(outdegree, "outdegree")?,
@@ -526,6 +532,7 @@ pub unsafe fn dist_graph_create(
     _reorder: c_int,
     comm_dist_graph: &mut MPI_Comm,
 ) -> MpiResult {
+    *comm_dist_graph = MPI_COMM_NULL;
     let n = length(n, "n")?;
     check_info(info)?;
     // SAFETY: MPI_Dist_graph_create's `sources` and `degrees` hold `n` ints
