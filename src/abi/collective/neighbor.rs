@@ -24,11 +24,13 @@ use crate::core::topology::Neighbors;
 use crate::mpi_abi::types::*;
 
 /// The call's channel and this member's neighbours: `MPI_ERR_COMM` for a
-/// bad or an inter-communicator, `MPI_ERR_TOPOLOGY` without a topology.
-/// (The call's sequence number is taken once every argument is checked.)
+/// bad handle, `MPI_ERR_TOPOLOGY` without a topology (which an
+/// intercommunicator never has). The call's sequence number is taken once
+/// every argument is checked.
 fn neighbors_of(comm: MPI_Comm) -> MpiResult<(Channel, Neighbors)> {
+    let t = topology(comm)?;
     let ch = channel(comm)?;
-    let neighbors = topology(comm)?.neighbors(ch.rank);
+    let neighbors = t.neighbors(ch.rank);
     Ok((ch, neighbors))
 }
 
