@@ -184,6 +184,39 @@ mod tests {
     }
 
     #[test]
+    fn shifts_by_zero_and_past_whole_dimensions() {
+        let g = grid();
+        // Rank 17 is (1, 1, 1).
+        assert_eq!(g.shift(17, 2, 0), (Some(17), Some(17)));
+        // Periodic: a shift by a multiple of the size comes back.
+        assert_eq!(g.shift(17, 1, 3), (Some(17), Some(17)));
+        assert_eq!(g.shift(17, 1, -7), (Some(21), Some(13)));
+        // Not periodic: past either end is MPI_PROC_NULL.
+        assert_eq!(g.shift(17, 0, -1), (None, Some(5)));
+        assert_eq!(g.shift(17, 2, 2), (None, Some(19)));
+        assert_eq!(g.shift(17, 2, -1), (Some(18), Some(16)));
+        assert_eq!(g.shift(17, 2, -4), (None, None));
+        assert_eq!(g.shift(17, 2, i64::from(c_int::MIN)), (None, None));
+    }
+
+    #[test]
+    fn sub_of_every_and_of_no_dimension() {
+        let g = grid();
+        assert_eq!(g.sub(&[true, true, true]), g);
+        let none = g.sub(&[false, false, false]);
+        assert_eq!(none.ndims(), 0);
+        assert_eq!(none.size(), Some(1));
+        assert!(none.coords(0).is_empty());
+        let middle = g.sub(&[false, true, false]);
+        assert_eq!(
+            (middle.dims.as_slice(), middle.periods.as_slice()),
+            (&[3][..], &[true][..])
+        );
+        // A member's rank in its sub-grid is its coordinates there.
+        assert_eq!(middle.rank(&[2]).unwrap(), 2);
+    }
+
+    #[test]
     fn sub_keeps_the_chosen_dimensions() {
         let s = grid().sub(&[true, false, true]);
         assert_eq!(s.dims, [2, 4]);
