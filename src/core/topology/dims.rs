@@ -94,24 +94,30 @@ impl Search<'_> {
             }
             return;
         }
-        if let (Some(best), Some(&first)) = (&self.best, self.current.first()) {
-            // The smallest factor to come is at most the k-th root of
-            // `rest`, so the spread can only grow past the best's.
-            let spread_best = best[0] - best[best.len() - 1];
-            if first.saturating_sub(root(rest, k)) > spread_best {
-                return;
-            }
-        }
-        for &d in self.divisors.iter().rev() {
-            if d > max || rest % d != 0 {
-                continue;
-            }
-            // (d^k overflows u128 for many dimensions: then it is large.)
-            if (d as u128)
+        // The factors to come are at most `d`, so `d^k >= rest`: start at
+        // the smallest such divisor and go up, the balanced choices first.
+        // (d^k overflows u128 for many dimensions: then it is large.)
+        let divisors = self.divisors;
+        let from = divisors.partition_point(|&d| {
+            (d as u128)
                 .checked_pow(k as u32)
                 .is_some_and(|p| p < rest as u128)
-            {
+        });
+        for &d in &divisors[from..] {
+            if d > max {
                 break;
+            }
+            if rest % d != 0 {
+                continue;
+            }
+            if let Some(best) = &self.best {
+                // The smallest factor to come is at most the (k-1)-th root
+                // of what `d` leaves, so the spread is at least this, which
+                // only grows with `d`.
+                let first = self.current.first().copied().unwrap_or(d);
+                if first.saturating_sub(root(rest / d, k - 1)) > spread(best) {
+                    break;
+                }
             }
             self.current.push(d);
             self.run(rest / d, k - 1, d);
@@ -122,7 +128,7 @@ impl Search<'_> {
     fn offer(&mut self) {
         let better = match &self.best {
             None => true,
-            Some(best) => rank_key(&self.current) < rank_key(best),
+            Some(best) => better(&self.current, best),
         };
         if better {
             self.best = Some(self.current.clone());
@@ -130,13 +136,22 @@ impl Search<'_> {
     }
 }
 
-/// Smaller is better: the spread, then the factors from the smallest up,
-/// larger first.
-fn rank_key(f: &[u64]) -> (u64, Vec<std::cmp::Reverse<u64>>) {
-    (
-        f[0] - f[f.len() - 1],
-        f.iter().rev().map(|&x| std::cmp::Reverse(x)).collect(),
-    )
+/// The largest factor less the smallest (factors largest first).
+fn spread(f: &[u64]) -> u64 {
+    f[0] - f[f.len() - 1]
+}
+
+/// Whether factorization `a` is better than `b`: a smaller spread, then,
+/// from the smallest factor up, the larger factor first.
+fn better(a: &[u64], b: &[u64]) -> bool {
+    if spread(a) != spread(b) {
+        return spread(a) < spread(b);
+    }
+    a.iter()
+        .rev()
+        .zip(b.iter().rev())
+        .find(|(x, y)| x != y)
+        .is_some_and(|(x, y)| x > y)
 }
 
 /// The integer k-th root of `n`, rounded down.
