@@ -243,6 +243,22 @@ static void test_errors(void) {
     CHECK_CLASS(MPI_Neighbor_allgather(MPI_IN_PLACE, 1, MPI_INT, b, 1, MPI_INT, c), MPI_ERR_BUFFER);
     CHECK_CLASS(MPI_Neighbor_alltoall(a, 1, MPI_DATATYPE_NULL, b, 1, MPI_INT, c), MPI_ERR_TYPE);
     MPI_Comm_free(&c);
+    /* An intercommunicator has no topology and cannot get one. */
+    if (size >= 2) {
+        int rank, kind = -1;
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        MPI_Comm half, inter;
+        MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+        MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, rank % 2 ? 0 : 1, 9, &inter);
+        MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
+        MPI_Topo_test(inter, &kind);
+        CHECK(kind == MPI_UNDEFINED, "an intercommunicator's Topo_test: %d", kind);
+        CHECK_CLASS(MPI_Neighbor_allgather(a, 1, MPI_INT, b, 1, MPI_INT, inter), MPI_ERR_TOPOLOGY);
+        CHECK_CLASS(MPI_Ineighbor_alltoall(a, 1, MPI_INT, b, 1, MPI_INT, inter, &r), MPI_ERR_TOPOLOGY);
+        CHECK_CLASS(MPI_Cart_create(inter, 1, dims, periods, 0, &c), MPI_ERR_COMM);
+        MPI_Comm_free(&inter);
+        MPI_Comm_free(&half);
+    }
 }
 
 int main(int argc, char **argv) {
