@@ -190,6 +190,15 @@ static void test_grid(int rank, int size) {
     CHECK(kind == MPI_CART, "the dup's Topo_test: %d", kind);
     MPI_Cart_get(dup, 2, gd, gp, gc);
     CHECK(gd[0] == dims[0] && gd[1] == dims[1] && gc[0] == my[0] && gc[1] == my[1], "the dup's grid");
+    MPI_Comm idup;
+    MPI_Request req;
+    MPI_Comm_idup(cart, &idup, &req);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    MPI_Topo_test(idup, &kind);
+    CHECK(kind == MPI_CART, "the idup's Topo_test: %d", kind);
+    MPI_Cartdim_get(idup, &nd);
+    CHECK(nd == 2, "the idup's Cartdim_get: %d", nd);
+    MPI_Comm_free(&idup);
     MPI_Comm_split(cart, 0, rank, &split);
     MPI_Topo_test(split, &kind);
     CHECK(kind == MPI_UNDEFINED, "a split has no topology: %d", kind);
