@@ -119,3 +119,22 @@ pub unsafe fn wide<T: Copy + Into<i64>>(p: *const T, n: usize, name: &str) -> Mp
         .map(|&v| v.into())
         .collect())
 }
+
+/// An output array of `n` elements (`NULL` is fine when `n` is 0).
+///
+/// # Safety
+/// `p` must be NULL or point at `n` writable elements, not aliased during
+/// the call.
+pub unsafe fn array_out<'a, T>(p: *mut T, n: usize, name: &str) -> MpiResult<&'a mut [T]> {
+    if n == 0 {
+        return Ok(&mut []);
+    }
+    if p.is_null() {
+        return Err(MpiError::new(
+            MPI_ERR_ARG,
+            format!("argument '{name}' is NULL"),
+        ));
+    }
+    // SAFETY: non-NULL, and MPI's contract gives `n` writable elements.
+    Ok(unsafe { std::slice::from_raw_parts_mut(p, n) })
+}

@@ -36,3 +36,4 @@ pub mod profiling;
 pub mod session;
 pub mod status;
 pub mod tool;
+pub mod topology;

@@ -13,6 +13,7 @@ use super::epoch::Epoch;
 use super::error::{MpiError, MpiResult};
 use super::handles::{HandleTable, ObjectKind};
 use super::info::InfoObject;
+use super::topology::Topology;
 use crate::mpi_abi::constants::*;
 use crate::mpi_abi::types::*;
 
@@ -34,6 +35,9 @@ pub struct Communicator {
     pub remote: Option<Arc<[ProcessId]>>,
     /// Cached attributes.
     pub attributes: Attributes,
+    /// The process topology (`MPI_Cart_create` and friends); `None` for a
+    /// communicator without one. Shared, never changed: a dup shares it.
+    pub topology: Option<Arc<Topology>>,
 }
 
 impl Communicator {
@@ -56,6 +60,7 @@ impl Communicator {
             info: InfoObject::new(),
             remote: None,
             attributes: Default::default(),
+            topology: None,
         }
     }
 

@@ -205,14 +205,24 @@ pub fn dup(comm: MPI_Comm) -> MpiResult<MPI_Comm> {
     }
     let ch = Channel::lookup(comm)?;
     let number = agree_context_number(&ch)?;
-    install(comm, ch.members.clone(), ch.rank, number)
+    let created = install(comm, ch.members.clone(), ch.rank, number)?;
+    copy_topology(comm, created)?;
+    Ok(created)
+}
+
+/// Gives `to` the topology of `from` (a dup's).
+fn copy_topology(from: MPI_Comm, to: MPI_Comm) -> MpiResult {
+    let mut rt = runtime::lock();
+    let topology = rt.comms().get(from)?.topology.clone();
+    rt.comms_mut().get_mut(to)?.topology = topology;
+    Ok(())
 }
 
 /// `MPI_Comm_idup`'s start: takes the call's tag from `comm`'s collective
 /// sequence and reserves this process's proposal now, in call order (so
 /// the members agree on which call is which); the returned future agrees
 /// on the context and installs the communicator, giving its handle. The
-/// parent's epoch and error handler are taken now, so freeing `comm`
+/// parent's epoch, error handler and topology are taken now, so freeing `comm`
 /// before completion does not disturb the dup. An intercommunicator's
 /// members of both groups agree over its collective context, and the dup
 /// is an intercommunicator of the same groups.
@@ -235,13 +245,13 @@ pub fn start_idup(
         }
         None => (Call::channel(comm)?, None, INTRACOMM_CONTEXTS),
     };
-    let (epoch, errhandler) = {
+    let (epoch, errhandler, topology) = {
         let mut rt = runtime::lock();
         let p = rt.comms().get(comm)?;
-        let (epoch, errhandler) = (p.epoch, p.errhandler);
+        let (epoch, errhandler, topology) = (p.epoch, p.errhandler, p.topology.clone());
         // The new communicator's reference, taken now (see above).
         rt.errhandlers_mut().retain(errhandler)?;
-        (epoch, errhandler)
+        (epoch, errhandler, topology)
     };
     let call = Call::start(ch);
     let proposal = match reserve_proposal(count) {
@@ -267,13 +277,16 @@ pub fn start_idup(
                 remote: Some(remote),
                 ..Communicator::new(local.members, local.rank, epoch, number, errhandler)
             },
-            None => Communicator::new(
-                call.ch.members.clone(),
-                call.ch.rank,
-                epoch,
-                number,
-                errhandler,
-            ),
+            None => Communicator {
+                topology,
+                ..Communicator::new(
+                    call.ch.members.clone(),
+                    call.ch.rank,
+                    epoch,
+                    number,
+                    errhandler,
+                )
+            },
         });
         drop(in_flight);
         Ok(created)

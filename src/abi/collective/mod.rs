@@ -24,6 +24,7 @@
 pub mod all;
 pub mod args;
 pub mod inter;
+pub mod neighbor;
 pub mod reduction;
 pub mod rooted;
 
@@ -31,6 +32,11 @@ pub use all::{
     allgather, allgather_init, allgatherv, allgatherv_init, alltoall, alltoall_init, alltoallv,
     alltoallv_init, alltoallw, alltoallw_init, barrier, barrier_init, iallgather, iallgatherv,
     ialltoall, ialltoallv, ialltoallw, ibarrier,
+};
+pub use neighbor::{
+    ineighbor_allgather, ineighbor_allgatherv, ineighbor_alltoall, ineighbor_alltoallv,
+    ineighbor_alltoallw, neighbor_allgather, neighbor_allgatherv, neighbor_alltoall,
+    neighbor_alltoallv, neighbor_alltoallw,
 };
 pub use reduction::{
     allreduce, allreduce_init, exscan, exscan_init, iallreduce, iexscan, ireduce, ireduce_scatter,

@@ -18,6 +18,7 @@ pub mod executor;
 pub mod gather;
 pub mod inter;
 pub mod layout;
+pub mod neighbor;
 pub mod persistent;
 pub mod plan;
 pub mod reduce;
