@@ -1,4 +1,6 @@
-/* Neighborhood collectives, blocking and nonblocking: on Cartesian grids
+/* Neighborhood collectives, blocking, nonblocking and persistent (each
+ * of the five made once and started 50 times with new data, the starts
+ * in a different order at every rank): on Cartesian grids
  * (a non-periodic edge's MPI_PROC_NULL neighbour leaves its receive block
  * untouched; periodic dimensions of size 1 and 2, where one process is
  * both neighbours, put each block where MPI says), a graph, and
@@ -261,6 +263,79 @@ static void test_errors(void) {
     }
 }
 
+/* The persistent forms on a grid: made once, started ROUNDS times with
+ * new data, in a rotated order at each rank (the matching is fixed at the
+ * init calls); every block checked each round. */
+#define ROUNDS 50
+static void test_persistent(MPI_Comm cart, const char *what) {
+    int rank, nbrs[8];
+    MPI_Comm_rank(cart, &rank);
+    int k = cart_neighbors(cart, nbrs);
+    int g_send[2], g_recv[16], gv_recv[16], a_send[8], a_recv[8], v_recv[8], w_recv[8];
+    int counts[8], displs[8];
+    MPI_Aint bdispls[8];
+    MPI_Datatype types[8];
+    for (int i = 0; i < k; i++) {
+        counts[i] = 1;
+        displs[i] = i;
+        bdispls[i] = (MPI_Aint)(i * sizeof(int));
+        types[i] = MPI_INT;
+    }
+    int gcounts[8], gdispls[8];
+    for (int i = 0; i < k; i++) {
+        gcounts[i] = 2;
+        gdispls[i] = 2 * i;
+    }
+    MPI_Request r[5];
+    CHECK_CLASS(MPI_Neighbor_allgather_init(g_send, 2, MPI_INT, g_recv, 2, MPI_INT, cart, MPI_INFO_NULL, &r[0]),
+                MPI_SUCCESS);
+    CHECK_CLASS(MPI_Neighbor_allgatherv_init(g_send, 2, MPI_INT, gv_recv, gcounts, gdispls, MPI_INT, cart,
+                                             MPI_INFO_NULL, &r[1]),
+                MPI_SUCCESS);
+    CHECK_CLASS(MPI_Neighbor_alltoall_init(a_send, 1, MPI_INT, a_recv, 1, MPI_INT, cart, MPI_INFO_NULL, &r[2]),
+                MPI_SUCCESS);
+    CHECK_CLASS(MPI_Neighbor_alltoallv_init(a_send, counts, displs, MPI_INT, v_recv, counts, displs, MPI_INT, cart,
+                                            MPI_INFO_NULL, &r[3]),
+                MPI_SUCCESS);
+    CHECK_CLASS(MPI_Neighbor_alltoallw_init(a_send, counts, bdispls, types, w_recv, counts, bdispls, types, cart,
+                                            MPI_INFO_NULL, &r[4]),
+                MPI_SUCCESS);
+    for (int round = 0; round < ROUNDS; round++) {
+        g_send[0] = rank * 100 + round;
+        g_send[1] = -g_send[0];
+        /* Block i goes to neighbour i; the neighbour sees it as the block
+         * of the opposite direction (i ^ 1). */
+        for (int i = 0; i < k; i++) a_send[i] = rank * 1000 + round * 10 + i;
+        fill(g_recv, 16, UNTOUCHED);
+        fill(gv_recv, 16, UNTOUCHED);
+        fill(a_recv, 8, UNTOUCHED);
+        fill(v_recv, 8, UNTOUCHED);
+        fill(w_recv, 8, UNTOUCHED);
+        if (round % 2) {
+            MPI_Request rotated[5];
+            for (int j = 0; j < 5; j++) rotated[j] = r[(j + rank + round) % 5];
+            MPI_Startall(5, rotated);
+        } else {
+            for (int j = 0; j < 5; j++) MPI_Start(&r[(5 - j + rank) % 5]);
+        }
+        MPI_Waitall(5, r, MPI_STATUSES_IGNORE);
+        int bad = 0;
+        for (int i = 0; i < k; i++) {
+            int n = nbrs[i];
+            int g0 = n == MPI_PROC_NULL ? UNTOUCHED : n * 100 + round;
+            int g1 = n == MPI_PROC_NULL ? UNTOUCHED : -(n * 100 + round);
+            int a = n == MPI_PROC_NULL ? UNTOUCHED : n * 1000 + round * 10 + (i ^ 1);
+            bad += g_recv[2 * i] != g0 || g_recv[2 * i + 1] != g1;
+            bad += gv_recv[2 * i] != g0 || gv_recv[2 * i + 1] != g1;
+            bad += a_recv[i] != a;
+            bad += v_recv[i] != a;
+            bad += w_recv[i] != a;
+        }
+        CHECK(bad == 0, "%s: persistent round %d: %d wrong blocks", what, round, bad);
+    }
+    for (int j = 0; j < 5; j++) MPI_Request_free(&r[j]);
+}
+
 int main(int argc, char **argv) {
     int rank, size;
     mt_init(&argc, &argv, &rank, &size);
@@ -286,6 +361,10 @@ int main(int argc, char **argv) {
     MPI_Dims_create(size, 3, d3);
     MPI_Cart_create(MPI_COMM_WORLD, 3, d3, p3, 0, &cart);
     test_cart(cart, "3-D torus");
+    MPI_Comm_free(&cart);
+    /* Persistent forms on a 2-D grid periodic in one dimension. */
+    MPI_Cart_create(MPI_COMM_WORLD, 2, d2, p2, 0, &cart);
+    test_persistent(cart, "2-D grid");
     MPI_Comm_free(&cart);
     test_graph(rank, size);
     test_dist_graph(rank, size);

@@ -35,8 +35,9 @@ pub use all::{
 };
 pub use neighbor::{
     ineighbor_allgather, ineighbor_allgatherv, ineighbor_alltoall, ineighbor_alltoallv,
-    ineighbor_alltoallw, neighbor_allgather, neighbor_allgatherv, neighbor_alltoall,
-    neighbor_alltoallv, neighbor_alltoallw,
+    ineighbor_alltoallw, neighbor_allgather, neighbor_allgather_init, neighbor_allgatherv,
+    neighbor_allgatherv_init, neighbor_alltoall, neighbor_alltoall_init, neighbor_alltoallv,
+    neighbor_alltoallv_init, neighbor_alltoallw, neighbor_alltoallw_init,
 };
 pub use reduction::{
     allreduce, allreduce_init, exscan, exscan_init, iallreduce, iexscan, ireduce, ireduce_scatter,

@@ -6,16 +6,16 @@
 //! (`core::topology::Neighbors`); a block of an `MPI_PROC_NULL` neighbour
 //! (the edge of a non-periodic grid) is neither sent nor written.
 //! `MPI_IN_PLACE` is not valid in these calls (`MPI_ERR_BUFFER`). The
-//! persistent `_init` forms are not implemented.
-use std::future::Future;
+//! persistent `_init` forms (MPI 4) come from the same builders, like
+//! those of the other collectives (`super::blocking_and_nonblocking`).
 use std::os::raw::c_void;
 
 use super::args::*;
 use super::blocking_and_nonblocking;
 use crate::abi::count::{Counts, Displs};
-use crate::core::collective::call::Call;
 use crate::core::collective::channel::Channel;
 use crate::core::collective::neighbor::{exchange, Outgoing};
+use crate::core::collective::plan::{Persistent, Plan};
 use crate::core::datatype;
 use crate::core::error::MpiResult;
 use crate::core::p2p::user_buffer::UserBuffer;
@@ -64,7 +64,7 @@ unsafe fn allgather_op(
     recvcount: usize,
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
-) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+) -> MpiResult<impl Persistent> {
     datatype::lookup_committed(recvtype)?;
     // SAFETY: `sendbuf` holds `sendcount` elements of `sendtype` until the
     // collective ends (MPI's contract).
@@ -81,11 +81,15 @@ unsafe fn allgather_op(
             "recvbuf",
         )
     }?;
-    Ok(Call::start(ch).run(move |call| exchange(call, neighbors, Outgoing::Same(send), recvs)))
+    Ok(Plan::new(
+        ch,
+        (neighbors, Outgoing::Same(send), recvs),
+        |call, (neighbors, outgoing, recvs)| exchange(call, neighbors, outgoing, recvs),
+    ))
 }
 
 blocking_and_nonblocking!(
-    neighbor_allgather, ineighbor_allgather(
+    neighbor_allgather, ineighbor_allgather, neighbor_allgather_init(
         sendbuf: *const c_void, sendcount: usize, sendtype: MPI_Datatype,
         recvbuf: *mut c_void, recvcount: usize, recvtype: MPI_Datatype, comm: MPI_Comm
     ) => allgather_op(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)
@@ -100,7 +104,7 @@ unsafe fn allgatherv_op(
     displs: Displs,
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
-) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+) -> MpiResult<impl Persistent> {
     datatype::lookup_committed(recvtype)?;
     // SAFETY: `sendbuf` holds `sendcount` elements of `sendtype` until the
     // collective ends (MPI's contract).
@@ -119,11 +123,15 @@ unsafe fn allgatherv_op(
             "recv",
         )
     }?;
-    Ok(Call::start(ch).run(move |call| exchange(call, neighbors, Outgoing::Same(send), recvs)))
+    Ok(Plan::new(
+        ch,
+        (neighbors, Outgoing::Same(send), recvs),
+        |call, (neighbors, outgoing, recvs)| exchange(call, neighbors, outgoing, recvs),
+    ))
 }
 
 blocking_and_nonblocking!(
-    neighbor_allgatherv, ineighbor_allgatherv(
+    neighbor_allgatherv, ineighbor_allgatherv, neighbor_allgatherv_init(
         sendbuf: *const c_void, sendcount: usize, sendtype: MPI_Datatype,
         recvbuf: *mut c_void, recvcounts: Counts, displs: Displs,
         recvtype: MPI_Datatype, comm: MPI_Comm
@@ -140,7 +148,7 @@ unsafe fn alltoall_op(
     recvcount: usize,
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
-) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+) -> MpiResult<impl Persistent> {
     datatype::lookup_committed(sendtype)?;
     datatype::lookup_committed(recvtype)?;
     let (ch, neighbors) = neighbors_of(comm)?;
@@ -166,21 +174,21 @@ unsafe fn alltoall_op(
             "recvbuf",
         )
     }?;
-    Ok(Call::start(ch).run(move |call| exchange(call, neighbors, Outgoing::Each(sends), recvs)))
+    Ok(Plan::new(
+        ch,
+        (neighbors, Outgoing::Each(sends), recvs),
+        |call, (neighbors, outgoing, recvs)| exchange(call, neighbors, outgoing, recvs),
+    ))
 }
 
 blocking_and_nonblocking!(
-    neighbor_alltoall, ineighbor_alltoall(
+    neighbor_alltoall, ineighbor_alltoall, neighbor_alltoall_init(
         sendbuf: *const c_void, sendcount: usize, sendtype: MPI_Datatype,
         recvbuf: *mut c_void, recvcount: usize, recvtype: MPI_Datatype, comm: MPI_Comm
     ) => alltoall_op(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)
 );
 
-unsafe fn alltoallw_op(
-    send: Side,
-    recv: Side,
-    comm: MPI_Comm,
-) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+unsafe fn alltoallw_op(send: Side, recv: Side, comm: MPI_Comm) -> MpiResult<impl Persistent> {
     for side in [&send, &recv] {
         if let Types::One(dt) = side.types {
             datatype::lookup_committed(dt)?;
@@ -193,11 +201,15 @@ unsafe fn alltoallw_op(
     let sends = unsafe { send.buffers(neighbors.destinations.len(), "send") }?;
     // SAFETY: the same for the receive side, one entry per source.
     let recvs = unsafe { recv.buffers(neighbors.sources.len(), "recv") }?;
-    Ok(Call::start(ch).run(move |call| exchange(call, neighbors, Outgoing::Each(sends), recvs)))
+    Ok(Plan::new(
+        ch,
+        (neighbors, Outgoing::Each(sends), recvs),
+        |call, (neighbors, outgoing, recvs)| exchange(call, neighbors, outgoing, recvs),
+    ))
 }
 
 blocking_and_nonblocking!(
-    neighbor_alltoallv, ineighbor_alltoallv(
+    neighbor_alltoallv, ineighbor_alltoallv, neighbor_alltoallv_init(
         sendbuf: *const c_void, sendcounts: Counts, sdispls: Displs,
         sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: Counts,
         rdispls: Displs, recvtype: MPI_Datatype, comm: MPI_Comm
@@ -219,7 +231,7 @@ blocking_and_nonblocking!(
 );
 
 blocking_and_nonblocking!(
-    neighbor_alltoallw, ineighbor_alltoallw(
+    neighbor_alltoallw, ineighbor_alltoallw, neighbor_alltoallw_init(
         sendbuf: *const c_void, sendcounts: Counts, sdispls: *const MPI_Aint,
         sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: Counts,
         rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm

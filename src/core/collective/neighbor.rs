@@ -20,6 +20,7 @@ use crate::core::topology::Neighbors;
 
 /// What a member sends: the same block to every destination (allgather)
 /// or one block each (alltoall).
+#[derive(Clone)]
 pub enum Outgoing {
     Same(UserBuffer),
     Each(Vec<UserBuffer>),
