@@ -74,6 +74,9 @@ unsafe fn spec(
             format!("{partitions} partitions of {count} elements"),
         )
     })?;
+    // The datatype is checked even for an empty buffer (which
+    // `message_buffer` lets name MPI_DATATYPE_NULL, for plain messages).
+    crate::core::datatype::lookup_for_message(datatype)?;
     // SAFETY: this function's contract.
     let buf = unsafe { message_buffer(buf, total, datatype) }?;
     Ok(Spec {
@@ -138,6 +141,8 @@ fn partition_index(partition: c_int) -> MpiResult<usize> {
 fn ready(request: MPI_Request, partitions: impl Iterator<Item = c_int>) -> MpiResult {
     let mut rt = runtime::lock();
     let (engine, endpoints) = rt.engine_and_endpoints()?;
+    // The request is checked even when the list is empty.
+    engine.check_pready(request)?;
     for p in partitions {
         engine.pready(endpoints, request, partition_index(p)?)?;
     }

@@ -401,9 +401,9 @@ impl Engine {
         self.finish_round_if_done(id);
     }
 
-    /// `MPI_Pready` for send partition `partition` of request `id`: it
-    /// leaves now.
-    pub fn pready(&mut self, ep: &mut Endpoints, id: MPI_Request, partition: usize) -> MpiResult {
+    /// Checks that `id` is a started partitioned send (`MPI_ERR_REQUEST`
+    /// otherwise), as `MPI_Pready` and its list forms need.
+    pub fn check_pready(&self, id: MPI_Request) -> MpiResult {
         let (req, s) = self.partitioned(id)?;
         if !s.send {
             return Err(MpiError::new(
@@ -417,6 +417,14 @@ impl Engine {
                 "MPI_Pready on a partitioned send that is not started",
             ));
         }
+        Ok(())
+    }
+
+    /// `MPI_Pready` for send partition `partition` of request `id`: it
+    /// leaves now.
+    pub fn pready(&mut self, ep: &mut Endpoints, id: MPI_Request, partition: usize) -> MpiResult {
+        self.check_pready(id)?;
+        let (_, s) = self.partitioned(id)?;
         match s.parts.get(partition) {
             None => {
                 return Err(MpiError::new(
