@@ -28,3 +28,4 @@ pub mod progress;
 pub mod pset;
 pub mod runtime;
 pub mod session;
+pub mod tool;
