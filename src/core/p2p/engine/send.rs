@@ -184,7 +184,7 @@ impl Engine {
                 // on this node (through shm) may be offered that.
                 Some(Operation::Send(s))
                     if (len >= SINGLE_COPY_MIN
-                        && crate::config::get().shm_single_copy
+                        && crate::config::shm_single_copy()
                         && ep.reaches_through_shm(dest))
                         || dest == ep.me() =>
                 {
