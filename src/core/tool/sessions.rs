@@ -6,9 +6,9 @@
 //! counters themselves are only ever added to. Ids (of sessions and
 //! handles alike) are unique for the process's life, never 0.
 use std::collections::BTreeMap;
-use std::sync::{Mutex, MutexGuard};
 
 use crate::core::error::{MpiError, MpiResult};
+use crate::core::locks::{Level, OrderedGuard, OrderedMutex};
 use crate::mpi_abi::constants::*;
 
 use super::pvars::PVARS;
@@ -32,20 +32,23 @@ impl Handle {
     }
 }
 
-#[derive(Default)]
 struct Sessions {
     last_id: u64,
     open: BTreeMap<u64, BTreeMap<u64, Handle>>,
 }
 
-static SESSIONS: Mutex<Sessions> = Mutex::new(Sessions {
-    last_id: 0,
-    open: BTreeMap::new(),
-});
+/// Taken only by MPI_T calls, which hold no other lock (the variables'
+/// values are atomics); a leaf of the lock order.
+static SESSIONS: OrderedMutex<Sessions> = OrderedMutex::new(
+    Level::ToolSessions,
+    Sessions {
+        last_id: 0,
+        open: BTreeMap::new(),
+    },
+);
 
-fn sessions() -> MutexGuard<'static, Sessions> {
-    // A panic while holding it leaves consistent maps: go on.
-    SESSIONS.lock().unwrap_or_else(|e| e.into_inner())
+fn sessions() -> OrderedGuard<'static, Sessions> {
+    SESSIONS.lock()
 }
 
 impl Sessions {
