@@ -1,5 +1,7 @@
-//! Performance variables: counters the engines keep with relaxed atomics
-//! (no lock on the message path), read by MPI_T. All are continuous (they
+//! Performance variables: counters the engines keep with relaxed atomics,
+//! read by MPI_T. Their writers all run under the runtime lock (the engine
+//! and the epochs live behind it), so an update is a plain load and store
+//! (`transport::counters::add`), no locked instruction on the message path. All are continuous (they
 //! run from the start of the process, across epochs, and cannot be
 //! stopped) and bound to no object. A counter's handle counts from its own
 //! baseline, so resetting or writing one handle leaves the others alone;
@@ -23,18 +25,22 @@ impl Gauge {
         }
     }
 
-    /// One more.
+    /// One more (writers serialized, see the module documentation).
     #[inline]
     pub fn rise(&self) {
-        let level = self.level.fetch_add(1, Ordering::Relaxed) + 1;
-        self.high.fetch_max(level, Ordering::Relaxed);
+        let level = self.level.load(Ordering::Relaxed) + 1;
+        self.level.store(level, Ordering::Relaxed);
+        if level > self.high.load(Ordering::Relaxed) {
+            self.high.store(level, Ordering::Relaxed);
+        }
     }
 
-    /// `n` fewer.
+    /// `n` fewer (writers serialized).
     #[inline]
     pub fn fall(&self, n: u64) {
         if n > 0 {
-            self.level.fetch_sub(n, Ordering::Relaxed);
+            let level = self.level.load(Ordering::Relaxed);
+            self.level.store(level.saturating_sub(n), Ordering::Relaxed);
         }
     }
 
@@ -60,10 +66,11 @@ pub static RENDEZVOUS_SENDS: AtomicU64 = AtomicU64::new(0);
 /// Epochs this process started (see `core::epoch`).
 pub static EPOCHS_STARTED: AtomicU64 = AtomicU64::new(0);
 
-/// Adds one to `counter`.
+/// Adds one to `counter` (writers serialized, see the module
+/// documentation).
 #[inline]
 pub fn count(counter: &AtomicU64) {
-    counter.fetch_add(1, Ordering::Relaxed);
+    counters::add(counter, 1);
 }
 
 /// One performance variable (type `MPI_UNSIGNED_LONG_LONG`).
