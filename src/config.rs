@@ -4,6 +4,7 @@
 //! not oxmpi's own (`PMI_FD`, `PMI_PORT`, `PMI_RANK`, `MPI_LOCALRANKID`...,
 //! set by any PMI-1 launcher) is read where it is spoken, in `bootstrap` and
 //! `core::process`; `OXMPI_CC` is read by the `mpicc` script.
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::LazyLock;
 
 #[derive(Debug, Clone)]
@@ -65,6 +66,9 @@ pub struct Config {
     /// ask the launcher to tell this process when a rank fails, and fail
     /// the operations that wait on it (see `core::failures`).
     pub failure_notices: bool,
+    /// `OXMPI_CC`: read by the `mpicc` script, not by the library; kept
+    /// only to show it as a control variable (MPI_T).
+    pub cc: Option<String>,
 }
 
 /// The job's secret; never printed.
@@ -208,6 +212,7 @@ impl Config {
                 .and_then(|v| v.trim().parse().ok())
                 .filter(|&pid: &i32| pid > 0),
             failure_notices: flag("OXMPI_FAILURE_NOTICES").unwrap_or(false),
+            cc: std::env::var("OXMPI_CC").ok(),
             unexpected_limit: std::env::var("OXMPI_UNEXPECTED_LIMIT").ok().map_or(
                 DEFAULT_UNEXPECTED_LIMIT,
                 |v| match parse_size(&v) {
@@ -239,6 +244,36 @@ static CONFIG: LazyLock<Config> = LazyLock::new(|| {
 /// The process's configuration (read on first use).
 pub fn get() -> &'static Config {
     &CONFIG
+}
+
+/// `OXMPI_SHM_SINGLE_COPY` as MPI_T last wrote it (`NOT_WRITTEN`: the
+/// environment's value holds). The one knob changed at run time besides
+/// `OXMPI_SPIN_POLLS` (see `core::progress`): a sender decides per message.
+static SHM_SINGLE_COPY_WRITTEN: AtomicI32 = AtomicI32::new(NOT_WRITTEN);
+const NOT_WRITTEN: i32 = i32::MIN;
+
+/// Whether large shared-memory messages may be copied once (see
+/// [`Config::shm_single_copy`]), as the environment or MPI_T set it.
+#[inline]
+pub fn shm_single_copy() -> bool {
+    shm_single_copy_value() != 0
+}
+
+/// The value of `OXMPI_SHM_SINGLE_COPY` in effect: what MPI_T wrote
+/// (nonzero is on), else the environment's (0 or 1).
+pub fn shm_single_copy_value() -> i32 {
+    match SHM_SINGLE_COPY_WRITTEN.load(Ordering::Relaxed) {
+        NOT_WRITTEN => get().shm_single_copy as i32,
+        written => written,
+    }
+}
+
+/// MPI_T writes `OXMPI_SHM_SINGLE_COPY` (nonzero is on).
+pub fn set_shm_single_copy(value: i32) {
+    log::debug!("OXMPI_SHM_SINGLE_COPY set to {value} through MPI_T");
+    // The sentinel itself reads as "on", as any other nonzero value.
+    let value = if value == NOT_WRITTEN { 1 } else { value };
+    SHM_SINGLE_COPY_WRITTEN.store(value, Ordering::Relaxed);
 }
 
 #[cfg(test)]

@@ -155,6 +155,7 @@ impl Epochs {
         let epoch = self.latest.next();
         let endpoints = self.open_endpoints(process, epoch)?;
         log::debug!("epoch {epoch} begins");
+        crate::core::tool::pvars::count(&crate::core::tool::pvars::EPOCHS_STARTED);
         self.latest = epoch;
         self.live = Some(Instance {
             users: 1,

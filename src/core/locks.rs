@@ -9,11 +9,12 @@
 //! | 5 | `REGISTRY` | `error_codes` | user error classes, codes and strings |
 //! | 6 | `REGISTRY` (read/write) | `datatype::registry` | user datatypes |
 //! | 7 | `POOL` | `collective::buffer` | the collectives' scratch buffers |
+//! | 8 | `SESSIONS` | `tool::sessions` | MPI_T performance-variable sessions and handles |
 //!
 //! A thread holding a lock may take only locks of a higher level: the
 //! runtime first, the leaves (datatypes, scratch buffers) last, and never
 //! one lock twice. So no two threads can wait for each other. A lock of
-//! levels 2-7 is held only for a short, local step (a table lookup, a
+//! levels 2-8 is held only for a short, local step (a table lookup, a
 //! counter, a push), never across a call into another module's locking
 //! code, a user callback or an error handler; user callbacks and error
 //! handlers run with no lock held at all.
@@ -38,6 +39,7 @@ pub enum Level {
     ErrorCodes = 5,
     Datatypes = 6,
     ScratchBuffers = 7,
+    ToolSessions = 8,
 }
 
 #[cfg(any(debug_assertions, test))]

@@ -11,6 +11,8 @@
 //! here until a communicator of that epoch posts a matching receive.
 use std::collections::VecDeque;
 
+use crate::core::tool::pvars::Gauge;
+
 /// `MPI_ANY_SOURCE` and `MPI_ANY_TAG` as seen by the matcher.
 pub const ANY: i32 = i32::MIN;
 
@@ -47,6 +49,8 @@ impl Pattern {
 pub struct Matcher<R, M> {
     posted: VecDeque<(Pattern, R)>,
     unexpected: VecDeque<(Envelope, M)>,
+    /// Follows the unexpected queue's length (an MPI_T variable), if given.
+    gauge: Option<&'static Gauge>,
 }
 
 impl<R: PartialEq + Copy, M> Default for Matcher<R, M> {
@@ -54,11 +58,29 @@ impl<R: PartialEq + Copy, M> Default for Matcher<R, M> {
         Matcher {
             posted: VecDeque::new(),
             unexpected: VecDeque::new(),
+            gauge: None,
+        }
+    }
+}
+
+impl<R, M> Drop for Matcher<R, M> {
+    fn drop(&mut self) {
+        if let Some(gauge) = self.gauge {
+            gauge.fall(self.unexpected.len() as u64);
         }
     }
 }
 
 impl<R: PartialEq + Copy, M> Matcher<R, M> {
+    /// Queues whose unexpected length `gauge` follows.
+    pub fn counted(gauge: &'static Gauge) -> Self {
+        Matcher {
+            posted: VecDeque::new(),
+            unexpected: VecDeque::new(),
+            gauge: Some(gauge),
+        }
+    }
+
     /// A message arrived: returns the receive it matches together with the
     /// message, or queues the message as unexpected and returns `None`.
     pub fn arrive(&mut self, env: Envelope, message: M) -> Option<(R, M)> {
@@ -104,6 +126,9 @@ impl<R: PartialEq + Copy, M> Matcher<R, M> {
     /// Queues a message no posted receive accepted.
     pub fn push_unexpected(&mut self, env: Envelope, message: M) {
         self.unexpected.push_back((env, message));
+        if let Some(gauge) = self.gauge {
+            gauge.rise();
+        }
     }
 
     /// A receive is posted: returns the oldest unexpected message it
@@ -126,6 +151,9 @@ impl<R: PartialEq + Copy, M> Matcher<R, M> {
             .unexpected
             .iter()
             .position(|(e, _)| pattern.accepts(e))?;
+        if let Some(gauge) = self.gauge {
+            gauge.fall(1);
+        }
         self.unexpected.remove(i)
     }
 
@@ -174,7 +202,11 @@ impl<R: PartialEq + Copy, M> Matcher<R, M> {
         self.posted.retain(|(p, _)| !dead(p.context_id));
         let before = self.unexpected.len();
         self.unexpected.retain(|(e, _)| !dead(e.context_id));
-        before - self.unexpected.len()
+        let gone = before - self.unexpected.len();
+        if let Some(gauge) = self.gauge {
+            gauge.fall(gone as u64);
+        }
+        gone
     }
 
     pub fn posted_len(&self) -> usize {
@@ -255,6 +287,29 @@ mod tests {
         assert!(!m.cancel(1));
         assert_eq!(m.arrive(env(1, 0, 0), ()), Some((2, ())));
         assert!(!m.cancel(2));
+    }
+
+    #[test]
+    fn a_counted_matcher_keeps_its_gauge_at_the_unexpected_length() {
+        static GAUGE: Gauge = Gauge::new();
+        {
+            let mut m: Matcher<u32, ()> = Matcher::counted(&GAUGE);
+            for i in 0..4 {
+                m.arrive(env(1, 0, i), ());
+            }
+            m.arrive(env(2, 0, 0), ());
+            assert_eq!((GAUGE.level(), GAUGE.high()), (5, 5));
+            assert!(m.post(pat(1, 0, 2), 7).is_some());
+            assert!(m.take_unexpected(&pat(1, 0, 3)).is_some());
+            assert_eq!(GAUGE.level(), 3);
+            assert_eq!(m.purge(|cid| cid == 2), 1);
+            assert_eq!(GAUGE.level(), 2);
+        }
+        assert_eq!(
+            (GAUGE.level(), GAUGE.high()),
+            (0, 5),
+            "dropped queues count no more"
+        );
     }
 
     #[test]

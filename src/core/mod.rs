@@ -28,4 +28,5 @@ pub mod progress;
 pub mod pset;
 pub mod runtime;
 pub mod session;
+pub mod tool;
 pub mod topology;

@@ -10,7 +10,7 @@
 //! is running, so polling on (as MPICH does) gives the lowest latency; when
 //! they oversubscribe the cores, the reply needs this process's core, so
 //! it yields early. `OXMPI_SPIN_POLLS` overrides the choice.
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, Ordering};
 use std::time::Duration;
 
 use super::error::MpiResult;
@@ -35,14 +35,38 @@ static OWN_CORE: AtomicBool = AtomicBool::new(false);
 pub fn set_local_processes(local: usize) {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     OWN_CORE.store(local <= cores, Ordering::Relaxed);
-    let spins = crate::config::get()
-        .spin_polls
-        .unwrap_or(if local <= cores {
-            OWN_CORE_SPINS
-        } else {
-            SHARED_CORE_SPINS
-        });
+    let spins = chosen_spin_polls().unwrap_or(if local <= cores {
+        OWN_CORE_SPINS
+    } else {
+        SHARED_CORE_SPINS
+    });
     SPINS.store(spins, Ordering::Relaxed);
+}
+
+/// `OXMPI_SPIN_POLLS` as MPI_T last wrote it (`NOT_WRITTEN`: none).
+static SPINS_WRITTEN: AtomicI64 = AtomicI64::new(NOT_WRITTEN);
+const NOT_WRITTEN: i64 = -1;
+
+/// The polls the program chose: through MPI_T, else `OXMPI_SPIN_POLLS`.
+fn chosen_spin_polls() -> Option<u32> {
+    match SPINS_WRITTEN.load(Ordering::Relaxed) {
+        NOT_WRITTEN => crate::config::get().spin_polls,
+        written => Some(written as u32),
+    }
+}
+
+/// The polls a wait makes before it yields (`OXMPI_SPIN_POLLS` in
+/// effect): the chosen value, else the current policy's.
+pub fn spin_polls() -> u32 {
+    chosen_spin_polls().unwrap_or_else(|| SPINS.load(Ordering::Relaxed))
+}
+
+/// MPI_T writes `OXMPI_SPIN_POLLS`: the next wait uses it, and so do the
+/// later epochs.
+pub fn set_spin_polls(polls: u32) {
+    log::debug!("OXMPI_SPIN_POLLS set to {polls} through MPI_T");
+    SPINS_WRITTEN.store(i64::from(polls), Ordering::Relaxed);
+    SPINS.store(polls, Ordering::Relaxed);
 }
 
 /// Yields before sleeping on the doorbell.

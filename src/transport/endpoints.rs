@@ -274,6 +274,18 @@ impl Endpoints {
         }
     }
 
+    /// Counts a message of `bytes` bytes whose first frame just left for
+    /// `dest` (see `transport::counters`); messages to oneself count
+    /// nowhere.
+    #[inline(always)]
+    pub fn count_message(&self, dest: ProcessId, bytes: u64) {
+        match self.route(dest) {
+            Some(Route::Shm) => super::counters::SHM.add(bytes),
+            Some(Route::Tcp) => super::counters::TCP.add(bytes),
+            _ => {}
+        }
+    }
+
     /// Whether frames to `peer` go through shared memory (it runs on this
     /// node and can read this process's memory by process id).
     pub fn reaches_through_shm(&self, peer: ProcessId) -> bool {

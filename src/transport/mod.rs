@@ -5,6 +5,7 @@
 //! A transport knows nothing of MPI matching: it delivers frames in order per
 //! peer and reports what arrived.
 
+pub mod counters;
 pub mod endpoints;
 pub mod loopback;
 pub mod shm;

@@ -133,6 +133,19 @@ impl FrameHeader {
     }
 }
 
+/// The length of the message whose first frame `frame` is (eager data or
+/// a request-to-send), `None` for the other frames (a piece of data, a
+/// reply): the traffic counters count messages, not frames.
+#[inline]
+pub fn message_len(frame: &[u8]) -> Option<u64> {
+    match frame.first() {
+        Some(&kind) if kind == FrameKind::Eager as u8 || kind == FrameKind::RequestToSend as u8 => {
+            FrameHeader::decode(frame).map(|h| h.total_len)
+        }
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,5 +172,20 @@ mod tests {
             "unknown kinds are rejected"
         );
         assert_eq!(FrameHeader::decode(&buf[..10]), None);
+    }
+
+    #[test]
+    fn only_first_frames_of_messages_have_a_message_length() {
+        let mut buf = [0u8; HEADER_LEN];
+        let mut h = FrameHeader::control(FrameKind::Data, 1, 2);
+        h.total_len = 100;
+        h.encode(&mut buf);
+        assert_eq!(message_len(&buf), None);
+        for kind in [FrameKind::Eager, FrameKind::RequestToSend] {
+            h.kind = kind;
+            h.encode(&mut buf);
+            assert_eq!(message_len(&buf), Some(100));
+        }
+        assert_eq!(message_len(&[]), None);
     }
 }

@@ -110,7 +110,7 @@ impl Default for Engine {
     fn default() -> Self {
         Engine {
             requests: HandleTable::new(ObjectKind::Request),
-            matcher: Matcher::default(),
+            matcher: Matcher::counted(&crate::core::tool::pvars::UNEXPECTED_MESSAGES),
             outbox: Outbox::default(),
             my_pid: std::process::id(),
             single_copy_refused: false,

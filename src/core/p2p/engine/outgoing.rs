@@ -10,7 +10,7 @@
 //! request that is gone or started again.
 
 use super::Engine;
-use crate::core::p2p::frame::{FrameHeader, FrameKind, HEADER_LEN};
+use crate::core::p2p::frame::{message_len, FrameHeader, FrameKind, HEADER_LEN};
 use crate::core::p2p::request::{Operation, Request, SendOp, SendStage};
 use crate::mpi_abi::constants::MPI_REQUEST_NULL;
 use crate::mpi_abi::types::MPI_Request;
@@ -161,6 +161,9 @@ impl Engine {
                         out.copy_from_slice(&bytes)
                     }) {
                         SendOutcome::Sent => {
+                            if let Some(len) = message_len(&bytes) {
+                                ep.count_message(dest, len);
+                            }
                             queue.pop_front();
                             self.frame_left(owner, true);
                         }
@@ -259,6 +262,11 @@ impl Engine {
             return 0;
         }
         let sent = ep.try_send_batch(dest, &frames[..n]);
+        for frame in &frames[..sent] {
+            if let Some(len) = message_len(frame) {
+                ep.count_message(dest, len);
+            }
+        }
         let mut owners = [MPI_REQUEST_NULL; MAX_BATCH];
         for owner in owners.iter_mut().take(sent) {
             if let Some(Outgoing::Frame { owner: o, .. }) = queue.pop_front() {

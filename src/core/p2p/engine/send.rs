@@ -111,7 +111,9 @@ impl Engine {
                     && ep.try_send(dest, frame_len, &mut fill) == SendOutcome::Sent
             }
         };
-        if !sent {
+        if sent {
+            ep.count_message(dest, len as u64);
+        } else {
             self.credits.give_back(dest, len);
         }
         sent
@@ -176,12 +178,13 @@ impl Engine {
             self.send_eager(ep, id, &header);
         } else {
             header.kind = FrameKind::RequestToSend;
+            crate::core::tool::pvars::count(&crate::core::tool::pvars::RENDEZVOUS_SENDS);
             let offer = match &self.requests.get(id).map(|r| &r.op) {
                 // The receiver reads the data by process id: only a process
                 // on this node (through shm) may be offered that.
                 Some(Operation::Send(s))
                     if (len >= SINGLE_COPY_MIN
-                        && crate::config::get().shm_single_copy
+                        && crate::config::shm_single_copy()
                         && ep.reaches_through_shm(dest))
                         || dest == ep.me() =>
                 {
@@ -221,7 +224,10 @@ impl Engine {
                 send.buf.pack(0, &mut frame[HEADER_LEN..]);
             });
             match outcome {
-                SendOutcome::Sent => sent = true,
+                SendOutcome::Sent => {
+                    ep.count_message(dest, len as u64);
+                    sent = true;
+                }
                 SendOutcome::NotNow => {}
                 SendOutcome::Unreachable(why) => {
                     self.fail_request(id, why);
