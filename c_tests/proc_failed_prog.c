@@ -84,6 +84,34 @@ int main(int argc, char **argv) {
         expect_failed(MPI_Mprobe(3, 0, MPI_COMM_WORLD, &msg, &st), "MPI_Mprobe of 3");
     }
     expect_failed(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier with rank 3 gone");
+    /* ULFM: acknowledging the failure; revoke/shrink/agree are refused
+     * deliberately (MPI_ERR_UNSUPPORTED_OPERATION). */
+    MPI_Group acked;
+    int acked_size = -1, world_rank = -1, zero = 0, cls = -1, flag = 1;
+    MPIX_Comm_failure_get_acked(MPI_COMM_WORLD, &acked);
+    MPI_Group_size(acked, &acked_size);
+    if (acked_size != 0) {
+        errors++;
+        fprintf(stderr, "rank %d: %d failures acknowledged before MPIX_Comm_failure_ack\n", rank, acked_size);
+    }
+    MPIX_Comm_failure_ack(MPI_COMM_WORLD);
+    MPIX_Comm_failure_get_acked(MPI_COMM_WORLD, &acked);
+    MPI_Group_size(acked, &acked_size);
+    MPI_Group world_group;
+    MPI_Comm_group(MPI_COMM_WORLD, &world_group);
+    if (acked_size == 1) MPI_Group_translate_ranks(acked, 1, &zero, world_group, &world_rank);
+    if (acked_size != 1 || world_rank != 3) {
+        errors++;
+        fprintf(stderr, "rank %d: acknowledged %d failures (first: world rank %d), expected rank 3\n", rank,
+                acked_size, world_rank);
+    }
+    if (acked_size > 0) MPI_Group_free(&acked);
+    MPI_Group_free(&world_group);
+    MPI_Error_class(MPIX_Comm_agree(MPI_COMM_WORLD, &flag), &cls);
+    if (cls != MPI_ERR_UNSUPPORTED_OPERATION) {
+        errors++;
+        fprintf(stderr, "rank %d: MPIX_Comm_agree gave class %d\n", rank, cls);
+    }
     /* The survivors still talk: a ring of 0, 1, 2, then error counts to 0. */
     int right = (rank + 1) % 3, left = (rank + 2) % 3, got = -1, mine = rank * 10;
     int rc = MPI_Sendrecv(&mine, 1, MPI_INT, right, 7, &got, 1, MPI_INT, left, 7, MPI_COMM_WORLD, &st);

@@ -37,3 +37,4 @@ pub mod session;
 pub mod status;
 pub mod tool;
 pub mod topology;
+pub mod ulfm;

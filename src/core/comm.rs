@@ -38,6 +38,9 @@ pub struct Communicator {
     /// The process topology (`MPI_Cart_create` and friends); `None` for a
     /// communicator without one. Shared, never changed: a dup shares it.
     pub topology: Option<Arc<Topology>>,
+    /// The failed processes of this communicator the program acknowledged
+    /// (`MPIX_Comm_failure_ack`), in rank order.
+    pub acked_failures: Vec<ProcessId>,
 }
 
 impl Communicator {
@@ -61,6 +64,7 @@ impl Communicator {
             remote: None,
             attributes: Default::default(),
             topology: None,
+            acked_failures: Vec::new(),
         }
     }
 

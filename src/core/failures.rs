@@ -21,7 +21,9 @@
 //! and finalize. Collectives on a communicator that includes the failed
 //! process fail, at every member that waits on it, with the same error
 //! (some members may complete one that the failed process had already
-//! served); there is no `MPIX_Comm_revoke`, `shrink` or `agree` yet, and
+//! served). `MPIX_Comm_failure_ack`/`_get_acked` record and report the
+//! failures known (`abi::ulfm`); there is no `MPIX_Comm_revoke`, `shrink`
+//! or `agree` (they refuse with `MPI_ERR_UNSUPPORTED_OPERATION`), and
 //! creating a communicator that involves a failed process is not reported
 //! (it may wait).
 use std::collections::HashMap;
