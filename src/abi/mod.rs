@@ -19,6 +19,7 @@ pub mod collective;
 pub mod comm;
 pub mod completion;
 pub mod count;
+pub mod datarep;
 pub mod datatype;
 pub mod datatype_arrays;
 pub mod datatype_query;
