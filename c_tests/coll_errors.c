@@ -81,6 +81,20 @@ int main(int argc, char **argv) {
     CHECK_CLASS(MPI_Allreduce(a, a, 4, MPI_INT, MPI_SUM, w), MPI_ERR_BUFFER);
     CHECK_CLASS(MPI_Alltoall(big, 1, MPI_INT, big, 1, MPI_INT, w), MPI_ERR_BUFFER);
     CHECK_CLASS(MPI_Reduce_local(a, a, 4, MPI_INT, MPI_SUM), MPI_ERR_BUFFER);
+    {
+        /* A root's send and receive buffers that are one buffer (only the
+         * root knows: on a communicator of its own). */
+        MPI_Comm me;
+        MPI_Comm_dup(MPI_COMM_SELF, &me);
+        MPI_Comm_set_errhandler(me, MPI_ERRORS_RETURN);
+        CHECK_CLASS(MPI_Gather(a, 1, MPI_INT, a, 1, MPI_INT, 0, me), MPI_ERR_BUFFER);
+        CHECK_CLASS(MPI_Scatter(a, 1, MPI_INT, a, 1, MPI_INT, 0, me), MPI_ERR_BUFFER);
+        int one = 1, zero = 0;
+        CHECK_CLASS(MPI_Gatherv(a, 1, MPI_INT, a, &one, &zero, MPI_INT, 0, me), MPI_ERR_BUFFER);
+        CHECK_CLASS(MPI_Scatterv(a, &one, &zero, MPI_INT, a, 1, MPI_INT, 0, me), MPI_ERR_BUFFER);
+        CHECK_CLASS(MPI_Gather(MPI_IN_PLACE, 1, MPI_INT, a, 1, MPI_INT, 0, me), MPI_SUCCESS);
+        MPI_Comm_free(&me);
+    }
     CHECK_CLASS(MPI_Reduce_local(MPI_IN_PLACE, b, 4, MPI_INT, MPI_SUM), MPI_ERR_BUFFER);
     /* a zero count needs no buffer */
     CHECK(MPI_Allreduce(NULL, NULL, 0, MPI_INT, MPI_SUM, w) == MPI_SUCCESS, "zero-count allreduce on NULL");

@@ -65,6 +65,9 @@ unsafe fn gather_op(
     // SAFETY: MPI_Gather's contract: `sendbuf` (or MPI_IN_PLACE at the root)
     // holds `sendcount` elements of `sendtype` until the gather completes.
     let send = unsafe { block_side(sendbuf, sendcount, sendtype, me == root, "send") }?;
+    if me == root {
+        check_not_aliased(sendbuf, recvbuf, send.as_ref())?;
+    }
     Ok(Plan::new(
         ch,
         (send, recv, root),
@@ -107,6 +110,9 @@ unsafe fn gatherv_op(
     // SAFETY: MPI_Gatherv's contract: `sendbuf` (or MPI_IN_PLACE at the root)
     // holds `sendcount` elements of `sendtype` until the gather completes.
     let send = unsafe { block_side(sendbuf, sendcount, sendtype, me == root, "send") }?;
+    if me == root {
+        check_not_aliased(sendbuf, recvbuf, send.as_ref())?;
+    }
     Ok(Plan::new(
         ch,
         (send, recvs, root),
@@ -152,6 +158,9 @@ unsafe fn scatter_op(
     // SAFETY: MPI_Scatter's contract: `recvbuf` (or MPI_IN_PLACE at the root)
     // holds `recvcount` elements of `recvtype` until the scatter completes.
     let recv = unsafe { block_side(recvbuf, recvcount, recvtype, me == root, "recv") }?;
+    if me == root {
+        check_not_aliased(sendbuf, recvbuf, recv.as_ref())?;
+    }
     Ok(Plan::new(
         ch,
         (send, recv, root),
@@ -194,6 +203,9 @@ unsafe fn scatterv_op(
     // SAFETY: MPI_Scatterv's contract: `recvbuf` (or MPI_IN_PLACE at the root)
     // holds `recvcount` elements of `recvtype` until the scatter completes.
     let recv = unsafe { block_side(recvbuf, recvcount, recvtype, me == root, "recv") }?;
+    if me == root {
+        check_not_aliased(sendbuf, recvbuf, recv.as_ref())?;
+    }
     Ok(Plan::new(
         ch,
         (sends, recv, root),
