@@ -31,7 +31,25 @@ int main(int argc, char **argv) {
     MPI_Errhandler_free(&eh);
     CHECK(eh == MPI_ERRHANDLER_NULL, "free sets NULL");
 
+    /* A communicator made before MPI_COMM_WORLD's handler changes, and
+     * never given one of its own, follows MPI_COMM_WORLD's (as in MPICH);
+     * one given a handler keeps it. */
+    MPI_Comm early, own;
+    MPI_Comm_dup(MPI_COMM_WORLD, &early);
+    MPI_Comm_dup(MPI_COMM_WORLD, &own);
+    MPI_Comm_set_errhandler(own, MPI_ERRORS_ARE_FATAL);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    CHECK_CLASS(MPI_Comm_split(early, 0, 0, NULL), MPI_ERR_ARG);
+    MPI_Comm later;
+    MPI_Comm_dup(early, &later);
+    CHECK_CLASS(MPI_Comm_rank(later, NULL), MPI_ERR_ARG);
+    MPI_Errhandler kept = MPI_ERRHANDLER_NULL;
+    MPI_Comm_get_errhandler(own, &kept);
+    CHECK(kept == MPI_ERRORS_ARE_FATAL, "a handler set on a communicator stays its own");
+    MPI_Errhandler_free(&kept);
+    MPI_Comm_free(&later);
+    MPI_Comm_free(&early);
+    MPI_Comm_free(&own);
     rc = MPI_Comm_rank((MPI_Comm)0x12345, &rank);
     CHECK(mt_class(rc) == MPI_ERR_COMM, "bad comm gives class %d", mt_class(rc));
     MPI_Error_string(rc, text, &len);

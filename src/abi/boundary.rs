@@ -190,7 +190,15 @@ fn raise(target: Target, call: &'static str, error: MpiError) -> c_int {
     let (action, mut object) = {
         let rt = runtime::lock();
         let handler_and_object = match target {
-            Target::Comm(c) => rt.comms().get(c).ok().map(|comm| (comm.errhandler, c)),
+            Target::Comm(c) => rt.comms().get(c).ok().map(|comm| {
+                // A communicator whose handler was never set follows
+                // MPI_COMM_WORLD's (as in MPICH; see `Communicator`).
+                let world = rt.comms().predefined().map(|(w, _)| w.errhandler);
+                match world {
+                    Some(h) if comm.follows_world_errhandler => (h, c),
+                    _ => (comm.errhandler, c),
+                }
+            }),
             Target::Session(h) => rt.sessions().get(h).map(|s| (s.errhandler, h)),
             Target::Handler(h) => rt
                 .errhandlers()

@@ -41,6 +41,13 @@ pub struct Communicator {
     /// The failed processes of this communicator the program acknowledged
     /// (`MPIX_Comm_failure_ack`), in rank order.
     pub acked_failures: Vec<ProcessId>,
+    /// No error handler was ever set on this communicator or on the ones
+    /// it was made from (`MPI_COMM_WORLD`'s line): its errors go to
+    /// `MPI_COMM_WORLD`'s handler of the moment, as in MPICH (whose
+    /// communicators keep no handler of their own until one is set), so a
+    /// program that duplicates `MPI_COMM_WORLD` and then sets
+    /// `MPI_ERRORS_RETURN` on it gets errors returned on the duplicate too.
+    pub follows_world_errhandler: bool,
 }
 
 impl Communicator {
@@ -65,6 +72,7 @@ impl Communicator {
             attributes: Default::default(),
             topology: None,
             acked_failures: Vec::new(),
+            follows_world_errhandler: false,
         }
     }
 

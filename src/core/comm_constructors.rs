@@ -193,8 +193,11 @@ fn install(
 ) -> MpiResult<MPI_Comm> {
     let mut rt = runtime::lock();
     let p = rt.comms().get(parent)?;
-    let (epoch, errhandler) = (p.epoch, p.errhandler);
-    rt.add_comm(Communicator::new(members, rank, epoch, number, errhandler))
+    let (epoch, errhandler, follows) = (p.epoch, p.errhandler, p.follows_world_errhandler);
+    rt.add_comm(Communicator {
+        follows_world_errhandler: follows,
+        ..Communicator::new(members, rank, epoch, number, errhandler)
+    })
 }
 
 /// `MPI_Comm_dup`: same members and order, new context (an
@@ -245,13 +248,18 @@ pub fn start_idup(
         }
         None => (Call::channel(comm)?, None, INTRACOMM_CONTEXTS),
     };
-    let (epoch, errhandler, topology) = {
+    let (epoch, errhandler, topology, follows) = {
         let mut rt = runtime::lock();
         let p = rt.comms().get(comm)?;
-        let (epoch, errhandler, topology) = (p.epoch, p.errhandler, p.topology.clone());
+        let (epoch, errhandler, topology, follows) = (
+            p.epoch,
+            p.errhandler,
+            p.topology.clone(),
+            p.follows_world_errhandler,
+        );
         // The new communicator's reference, taken now (see above).
         rt.errhandlers_mut().retain(errhandler)?;
-        (epoch, errhandler, topology)
+        (epoch, errhandler, topology, follows)
     };
     let call = Call::start(ch);
     let proposal = match reserve_proposal(count) {
@@ -275,10 +283,12 @@ pub fn start_idup(
         let created = rt.add_comm_holding_errhandler(match remote {
             Some((local, remote)) => Communicator {
                 remote: Some(remote),
+                follows_world_errhandler: follows,
                 ..Communicator::new(local.members, local.rank, epoch, number, errhandler)
             },
             None => Communicator {
                 topology,
+                follows_world_errhandler: follows,
                 ..Communicator::new(
                     call.ch.members.clone(),
                     call.ch.rank,

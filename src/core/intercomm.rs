@@ -117,7 +117,7 @@ pub fn create(
     remote_leader: c_int,
     tag: c_int,
 ) -> MpiResult<MPI_Comm> {
-    let (local, epoch, errhandler) = {
+    let (local, epoch, errhandler, follows) = {
         let rt = runtime::lock();
         let c = rt.comms().get(local_comm)?;
         if c.is_inter() {
@@ -126,7 +126,12 @@ pub fn create(
                 "the local communicator is an intercommunicator",
             ));
         }
-        (Channel::of(c), c.epoch, c.errhandler)
+        (
+            Channel::of(c),
+            c.epoch,
+            c.errhandler,
+            c.follows_world_errhandler,
+        )
     };
     check_leader(local_leader, local.size(), "local_leader")?;
     let proposal = allreduce_max_u64(&local, reserve_proposal()?)?;
@@ -168,14 +173,21 @@ pub fn create(
             "the two groups of an intercommunicator overlap",
         ));
     }
-    install(
+    let created = install(
         local.members.clone(),
         local.rank,
         remote,
         epoch,
         number,
         errhandler,
-    )
+    )?;
+    // Like its local communicator, it follows MPI_COMM_WORLD's handler
+    // while none was set (see `Communicator::follows_world_errhandler`).
+    runtime::lock()
+        .comms_mut()
+        .get_mut(created)?
+        .follows_world_errhandler = follows;
+    Ok(created)
 }
 
 /// `MPI_Intercomm_create_from_groups`: no parent communicator; the groups'

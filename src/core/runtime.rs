@@ -460,6 +460,7 @@ impl Runtime {
         let placement = self.process()?.placement.clone();
         let world = Communicator {
             name: "MPI_COMM_WORLD".into(),
+            follows_world_errhandler: true,
             ..Communicator::new(
                 (0..placement.size).collect(),
                 placement.rank as usize,
@@ -470,6 +471,7 @@ impl Runtime {
         };
         let self_comm = Communicator {
             name: "MPI_COMM_SELF".into(),
+            follows_world_errhandler: true,
             ..Communicator::new(
                 vec![placement.rank].into(),
                 0,
@@ -524,6 +526,7 @@ impl Runtime {
         self.comms.get(comm)?;
         self.errhandlers.retain(errhandler)?;
         let c = self.comms.get_mut(comm)?;
+        c.follows_world_errhandler = false;
         let old = std::mem::replace(&mut c.errhandler, errhandler);
         self.errhandlers.release(old)
     }
