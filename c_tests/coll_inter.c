@@ -1,5 +1,5 @@
-/* Collectives on an intercommunicator, blocking or (argument `nb`)
- * nonblocking, checked against a serial
+/* Collectives on an intercommunicator, blocking, nonblocking (argument
+ * `nb`) or persistent (argument `persistent`), checked against a serial
  * computation: the world splits into two groups of different sizes that
  * interleave in world rank order (world ranks 1, 4, 7, ... and the rest),
  * joined by MPI_Intercomm_create. Every rooted collective (Bcast, Reduce,
@@ -14,11 +14,24 @@
 
 /* With the argument `nb`, every collective on the intercommunicator is
  * its nonblocking form followed by MPI_Wait, and a round with several
- * nonblocking collectives in flight at once is added. */
-static int nb;
+ * nonblocking collectives in flight at once is added; with `persistent`,
+ * its persistent form, started and completed twice, then freed. */
+static int nb; /* 0 blocking, 1 nonblocking, 2 persistent */
 static MPI_Request nb_request;
 static int nb_wait(int rc) { return rc != MPI_SUCCESS ? rc : MPI_Wait(&nb_request, MPI_STATUS_IGNORE); }
-#define NB(blocking, nonblocking, ...) (nb ? nb_wait(nonblocking(__VA_ARGS__, &nb_request)) : blocking(__VA_ARGS__))
+static int p_run(int rc) {
+    if (rc != MPI_SUCCESS) return rc;
+    for (int k = 0; k < 2 && rc == MPI_SUCCESS; k++) {
+        rc = MPI_Start(&nb_request);
+        if (rc == MPI_SUCCESS) rc = MPI_Wait(&nb_request, MPI_STATUS_IGNORE);
+    }
+    MPI_Request_free(&nb_request);
+    return rc;
+}
+#define NB(blocking, nonblocking, persistent, ...)                                                 \
+    (nb == 2 ? p_run(persistent(__VA_ARGS__, MPI_INFO_NULL, &nb_request))                          \
+     : nb    ? nb_wait(nonblocking(__VA_ARGS__, &nb_request))                                      \
+             : blocking(__VA_ARGS__))
 
 static int wrank, wsize;
 static int group, lrank, lsize, rsize; /* this group (0 or 1), its sizes */
@@ -73,7 +86,7 @@ static void rooted(int rg, int root, int count) {
         if (is_root) buf[i] = val(rg, root, 0, i);
         if (is_root || in_leaf) exp[i] = val(rg, root, 0, i);
     }
-    CHECK_CLASS(NB(MPI_Bcast, MPI_Ibcast, buf, count, MPI_INT, arg, inter), MPI_SUCCESS);
+    CHECK_CLASS(NB(MPI_Bcast, MPI_Ibcast, MPI_Bcast_init, buf, count, MPI_INT, arg, inter), MPI_SUCCESS);
     same(buf, exp, n + 1, "Bcast", count, rg, root);
     free(buf);
     free(exp);
@@ -88,11 +101,11 @@ static void rooted(int rg, int root, int count) {
             for (int r = 0; r < q; r++) exp[i] += val(other, r, 0, i);
         }
     }
-    CHECK_CLASS(NB(MPI_Reduce, MPI_Ireduce, send, recv, count, MPI_INT, MPI_SUM, arg, inter), MPI_SUCCESS);
+    CHECK_CLASS(NB(MPI_Reduce, MPI_Ireduce, MPI_Reduce_init, send, recv, count, MPI_INT, MPI_SUM, arg, inter), MPI_SUCCESS);
     same(recv, exp, n + 1, "Reduce", count, rg, root);
     for (size_t i = 0; i < n; i++)
         if (is_root) exp[i] = val(other, 0, 0, i);
-    CHECK_CLASS(NB(MPI_Reduce, MPI_Ireduce, send, recv, count, MPI_INT, first_op, arg, inter), MPI_SUCCESS);
+    CHECK_CLASS(NB(MPI_Reduce, MPI_Ireduce, MPI_Reduce_init, send, recv, count, MPI_INT, first_op, arg, inter), MPI_SUCCESS);
     same(recv, exp, n + 1, "Reduce (non-commutative)", count, rg, root);
     free(send);
     free(recv);
@@ -107,7 +120,7 @@ static void rooted(int rg, int root, int count) {
     if (is_root)
         for (int r = 0; r < q; r++)
             for (size_t i = 0; i < n; i++) exp[r * n + i] = val(other, r, 0, i);
-    CHECK_CLASS(NB(MPI_Gather, MPI_Igather, send, count, MPI_INT, recv, count, MPI_INT, arg, inter), MPI_SUCCESS);
+    CHECK_CLASS(NB(MPI_Gather, MPI_Igather, MPI_Gather_init, send, count, MPI_INT, recv, count, MPI_INT, arg, inter), MPI_SUCCESS);
     same(recv, exp, all + 1, "Gather", count, rg, root);
     free(recv);
     free(exp);
@@ -126,7 +139,7 @@ static void rooted(int rg, int root, int count) {
         for (int r = 0; r < q; r++)
             for (int i = 0; i < rcounts[r]; i++) exp[displs[r] + i] = val(other, r, 0, i);
     int mine = (count + lrank) % 7;
-    CHECK_CLASS(NB(MPI_Gatherv, MPI_Igatherv, send, in_leaf ? mine : 0, MPI_INT, recv, rcounts, displs, MPI_INT, arg, inter),
+    CHECK_CLASS(NB(MPI_Gatherv, MPI_Igatherv, MPI_Gatherv_init, send, in_leaf ? mine : 0, MPI_INT, recv, rcounts, displs, MPI_INT, arg, inter),
                 MPI_SUCCESS);
     same(recv, exp, span + 1, "Gatherv", count, rg, root);
     free(send);
@@ -142,7 +155,7 @@ static void rooted(int rg, int root, int count) {
     exp = fresh(n);
     if (in_leaf)
         for (size_t i = 0; i < n; i++) exp[i] = val(rg, root, lrank, i);
-    CHECK_CLASS(NB(MPI_Scatter, MPI_Iscatter, send, count, MPI_INT, recv, count, MPI_INT, arg, inter), MPI_SUCCESS);
+    CHECK_CLASS(NB(MPI_Scatter, MPI_Iscatter, MPI_Scatter_init, send, count, MPI_INT, recv, count, MPI_INT, arg, inter), MPI_SUCCESS);
     same(recv, exp, n + 1, "Scatter", count, rg, root);
     free(recv);
     free(exp);
@@ -156,7 +169,7 @@ static void rooted(int rg, int root, int count) {
     exp = fresh(7);
     if (in_leaf)
         for (int i = 0; i < mine; i++) exp[i] = val(rg, root, lrank, i);
-    CHECK_CLASS(NB(MPI_Scatterv, MPI_Iscatterv, vsend, rcounts, displs, MPI_INT, recv, in_leaf ? mine : 0, MPI_INT, arg, inter),
+    CHECK_CLASS(NB(MPI_Scatterv, MPI_Iscatterv, MPI_Scatterv_init, vsend, rcounts, displs, MPI_INT, recv, in_leaf ? mine : 0, MPI_INT, arg, inter),
                 MPI_SUCCESS);
     same(recv, exp, 8, "Scatterv", count, rg, root);
     free(send);
@@ -171,7 +184,7 @@ static void symmetric(int count) {
     int other = 1 - group;
     size_t n = (size_t)count, all = n * (size_t)rsize;
 
-    CHECK_CLASS(NB(MPI_Barrier, MPI_Ibarrier, inter), MPI_SUCCESS);
+    CHECK_CLASS(NB(MPI_Barrier, MPI_Ibarrier, MPI_Barrier_init, inter), MPI_SUCCESS);
 
     /* Allreduce: each group gets the other group's sum. */
     /* (Room for Allgatherv's counts too.) */
@@ -181,13 +194,13 @@ static void symmetric(int count) {
         exp[i] = 0;
         for (int r = 0; r < rsize; r++) exp[i] += val(other, r, 0, i);
     }
-    CHECK_CLASS(NB(MPI_Allreduce, MPI_Iallreduce, send, recv, count, MPI_INT, MPI_SUM, inter), MPI_SUCCESS);
+    CHECK_CLASS(NB(MPI_Allreduce, MPI_Iallreduce, MPI_Allreduce_init, send, recv, count, MPI_INT, MPI_SUM, inter), MPI_SUCCESS);
     same(recv, exp, n + 1, "Allreduce", count, -1, -1);
     for (size_t i = 0; i < n + 1; i++) recv[i] = UNTOUCHED;
-    CHECK_CLASS(NB(MPI_Allreduce_c, MPI_Iallreduce_c, send, recv, (MPI_Count)count, MPI_INT, MPI_SUM, inter), MPI_SUCCESS);
+    CHECK_CLASS(NB(MPI_Allreduce_c, MPI_Iallreduce_c, MPI_Allreduce_init_c, send, recv, (MPI_Count)count, MPI_INT, MPI_SUM, inter), MPI_SUCCESS);
     same(recv, exp, n + 1, "Allreduce_c", count, -1, -1);
     for (size_t i = 0; i < n; i++) exp[i] = val(other, 0, 0, i);
-    CHECK_CLASS(NB(MPI_Allreduce, MPI_Iallreduce, send, recv, count, MPI_INT, first_op, inter), MPI_SUCCESS);
+    CHECK_CLASS(NB(MPI_Allreduce, MPI_Iallreduce, MPI_Allreduce_init, send, recv, count, MPI_INT, first_op, inter), MPI_SUCCESS);
     same(recv, exp, n + 1, "Allreduce (non-commutative)", count, -1, -1);
     free(recv);
     free(exp);
@@ -197,7 +210,7 @@ static void symmetric(int count) {
     exp = fresh(all);
     for (int r = 0; r < rsize; r++)
         for (size_t i = 0; i < n; i++) exp[r * n + i] = val(other, r, 0, i);
-    CHECK_CLASS(NB(MPI_Allgather, MPI_Iallgather, send, count, MPI_INT, recv, count, MPI_INT, inter), MPI_SUCCESS);
+    CHECK_CLASS(NB(MPI_Allgather, MPI_Iallgather, MPI_Allgather_init, send, count, MPI_INT, recv, count, MPI_INT, inter), MPI_SUCCESS);
     same(recv, exp, all + 1, "Allgather", count, -1, -1);
     free(recv);
     free(exp);
@@ -214,7 +227,7 @@ static void symmetric(int count) {
     exp = fresh(span);
     for (int r = 0; r < rsize; r++)
         for (int i = 0; i < rcounts[r]; i++) exp[displs[r] + i] = val(other, r, 0, i);
-    CHECK_CLASS(NB(MPI_Allgatherv, MPI_Iallgatherv, send, (count + 2 * lrank) % 9, MPI_INT, recv, rcounts, displs, MPI_INT, inter),
+    CHECK_CLASS(NB(MPI_Allgatherv, MPI_Iallgatherv, MPI_Allgatherv_init, send, (count + 2 * lrank) % 9, MPI_INT, recv, rcounts, displs, MPI_INT, inter),
                 MPI_SUCCESS);
     same(recv, exp, span + 1, "Allgatherv", count, -1, -1);
     free(send);
@@ -232,7 +245,7 @@ static void symmetric(int count) {
             send[j * n + i] = val(group, lrank, j, i);
             exp[j * n + i] = val(other, j, lrank, i);
         }
-    CHECK_CLASS(NB(MPI_Alltoall, MPI_Ialltoall, send, count, MPI_INT, recv, count, MPI_INT, inter), MPI_SUCCESS);
+    CHECK_CLASS(NB(MPI_Alltoall, MPI_Ialltoall, MPI_Alltoall_init, send, count, MPI_INT, recv, count, MPI_INT, inter), MPI_SUCCESS);
     same(recv, exp, all + 1, "Alltoall", count, -1, -1);
     free(send);
     free(recv);
@@ -273,14 +286,14 @@ static void symmetric(int count) {
         recv = fresh(rspan);
         const char *what = form == 0 ? "Alltoallv" : form == 1 ? "Alltoallv_c" : "Alltoallw";
         if (form == 0)
-            CHECK_CLASS(NB(MPI_Alltoallv, MPI_Ialltoallv, send, scounts, sdispls, MPI_INT, recv, rcounts, displs, MPI_INT, inter),
+            CHECK_CLASS(NB(MPI_Alltoallv, MPI_Ialltoallv, MPI_Alltoallv_init, send, scounts, sdispls, MPI_INT, recv, rcounts, displs, MPI_INT, inter),
                         MPI_SUCCESS);
         else if (form == 1)
-            CHECK_CLASS(NB(MPI_Alltoallv_c, MPI_Ialltoallv_c, send, scounts_c, sdispls_c, MPI_INT, recv, rcounts_c, rdispls_c, MPI_INT,
+            CHECK_CLASS(NB(MPI_Alltoallv_c, MPI_Ialltoallv_c, MPI_Alltoallv_init_c, send, scounts_c, sdispls_c, MPI_INT, recv, rcounts_c, rdispls_c, MPI_INT,
                                         inter),
                         MPI_SUCCESS);
         else
-            CHECK_CLASS(NB(MPI_Alltoallw, MPI_Ialltoallw, send, scounts, sbytes, types, recv, rcounts, rbytes, types, inter),
+            CHECK_CLASS(NB(MPI_Alltoallw, MPI_Ialltoallw, MPI_Alltoallw_init, send, scounts, sbytes, types, recv, rcounts, rbytes, types, inter),
                         MPI_SUCCESS);
         same(recv, exp, rspan + 1, what, count, -1, -1);
         free(recv);
@@ -317,7 +330,7 @@ static void symmetric(int count) {
         exp[i] = 0;
         for (int r = 0; r < rsize; r++) exp[i] += val(other, r, 0, first + i);
     }
-    CHECK_CLASS(NB(MPI_Reduce_scatter, MPI_Ireduce_scatter, send, recv, rcounts, MPI_INT, MPI_SUM, inter), MPI_SUCCESS);
+    CHECK_CLASS(NB(MPI_Reduce_scatter, MPI_Ireduce_scatter, MPI_Reduce_scatter_init, send, recv, rcounts, MPI_INT, MPI_SUM, inter), MPI_SUCCESS);
     same(recv, exp, rcounts[lrank] + 1, "Reduce_scatter", count, -1, -1);
     free(recv);
     free(exp);
@@ -331,7 +344,7 @@ static void symmetric(int count) {
         exp[i] = 0;
         for (int r = 0; r < rsize; r++) exp[i] += val(other, r, 0, (size_t)lrank * block + i);
     }
-    CHECK_CLASS(NB(MPI_Reduce_scatter_block, MPI_Ireduce_scatter_block, send, recv, block, MPI_INT, MPI_SUM, inter), MPI_SUCCESS);
+    CHECK_CLASS(NB(MPI_Reduce_scatter_block, MPI_Ireduce_scatter_block, MPI_Reduce_scatter_block_init, send, recv, block, MPI_INT, MPI_SUM, inter), MPI_SUCCESS);
     same(recv, exp, block + 1, "Reduce_scatter_block", count, -1, -1);
     free(send);
     free(recv);
@@ -340,14 +353,14 @@ static void symmetric(int count) {
 
 static void errors(void) {
     int a[2] = {1, 2}, b[2];
-    CHECK_CLASS(NB(MPI_Bcast, MPI_Ibcast, a, 1, MPI_INT, -5, inter), MPI_ERR_ROOT);
-    CHECK_CLASS(NB(MPI_Bcast, MPI_Ibcast, a, 1, MPI_INT, rsize, inter), MPI_ERR_ROOT);
-    CHECK_CLASS(NB(MPI_Reduce, MPI_Ireduce, a, b, 1, MPI_INT, MPI_SUM, rsize + 3, inter), MPI_ERR_ROOT);
-    CHECK_CLASS(NB(MPI_Allreduce, MPI_Iallreduce, MPI_IN_PLACE, a, 1, MPI_INT, MPI_SUM, inter), MPI_ERR_BUFFER);
-    CHECK_CLASS(NB(MPI_Allgather, MPI_Iallgather, MPI_IN_PLACE, 0, MPI_INT, b, 1, MPI_INT, inter), MPI_ERR_BUFFER);
+    CHECK_CLASS(NB(MPI_Bcast, MPI_Ibcast, MPI_Bcast_init, a, 1, MPI_INT, -5, inter), MPI_ERR_ROOT);
+    CHECK_CLASS(NB(MPI_Bcast, MPI_Ibcast, MPI_Bcast_init, a, 1, MPI_INT, rsize, inter), MPI_ERR_ROOT);
+    CHECK_CLASS(NB(MPI_Reduce, MPI_Ireduce, MPI_Reduce_init, a, b, 1, MPI_INT, MPI_SUM, rsize + 3, inter), MPI_ERR_ROOT);
+    CHECK_CLASS(NB(MPI_Allreduce, MPI_Iallreduce, MPI_Allreduce_init, MPI_IN_PLACE, a, 1, MPI_INT, MPI_SUM, inter), MPI_ERR_BUFFER);
+    CHECK_CLASS(NB(MPI_Allgather, MPI_Iallgather, MPI_Allgather_init, MPI_IN_PLACE, 0, MPI_INT, b, 1, MPI_INT, inter), MPI_ERR_BUFFER);
     /* Still in step afterwards. */
     a[0] = group == 0 && lrank == 0 ? 42 : 0;
-    CHECK_CLASS(NB(MPI_Bcast, MPI_Ibcast, a, 1, MPI_INT, group == 0 ? (lrank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0, inter),
+    CHECK_CLASS(NB(MPI_Bcast, MPI_Ibcast, MPI_Bcast_init, a, 1, MPI_INT, group == 0 ? (lrank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0, inter),
                 MPI_SUCCESS);
     if (group == 1) CHECK(a[0] == 42, "Bcast after the errors gave %d", a[0]);
 }
@@ -376,7 +389,7 @@ static void in_flight(void) {
 
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
-    nb = argc > 1 && strcmp(argv[1], "nb") == 0;
+    nb = argc > 1 && strcmp(argv[1], "nb") == 0 ? 1 : argc > 1 && strcmp(argv[1], "persistent") == 0 ? 2 : 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
     if (wsize < 2)
@@ -403,11 +416,11 @@ int main(int argc, char **argv) {
     /* A _c form of a rooted call. */
     int x[3] = {0, 0, 0};
     if (group == 1 && lrank == 0) x[0] = 5, x[1] = 6, x[2] = 7;
-    CHECK_CLASS(NB(MPI_Bcast_c, MPI_Ibcast_c, x, 3, MPI_INT, group == 1 ? (lrank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0, inter),
+    CHECK_CLASS(NB(MPI_Bcast_c, MPI_Ibcast_c, MPI_Bcast_init_c, x, 3, MPI_INT, group == 1 ? (lrank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0, inter),
                 MPI_SUCCESS);
     if (group == 0) CHECK(x[0] == 5 && x[1] == 6 && x[2] == 7, "Bcast_c gave %d %d %d", x[0], x[1], x[2]);
     errors();
-    if (nb) in_flight();
+    if (nb == 1) in_flight();
 
     MPI_Op_free(&first_op);
     MPI_Comm_free(&inter);

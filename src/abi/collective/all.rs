@@ -17,7 +17,7 @@ use crate::mpi_abi::types::*;
 /// `MPI_Barrier` (also on an intercommunicator).
 pub unsafe fn barrier(comm: MPI_Comm) -> MpiResult {
     if super::inter::is_inter(comm)? {
-        return crate::core::collective::executor::block(super::inter::barrier_op(comm)?);
+        return crate::core::collective::executor::block(super::inter::barrier_op(comm)?.once());
     }
     let ch = crate::core::collective::channel::Channel::lookup(comm)?;
     crate::core::collective::algorithms::barrier(&ch)
@@ -32,7 +32,8 @@ unsafe fn barrier_op(comm: MPI_Comm) -> MpiResult<impl Persistent> {
 /// `MPI_Ibarrier` (also on an intercommunicator).
 pub unsafe fn ibarrier(comm: MPI_Comm, request: &mut MPI_Request) -> MpiResult {
     if super::inter::is_inter(comm)? {
-        *request = crate::core::collective::executor::start(super::inter::barrier_op(comm)?)?;
+        *request =
+            crate::core::collective::executor::start(super::inter::barrier_op(comm)?.once())?;
         return Ok(());
     }
     // SAFETY: `barrier_op` reads no memory (a barrier has no buffer).
@@ -41,9 +42,14 @@ pub unsafe fn ibarrier(comm: MPI_Comm, request: &mut MPI_Request) -> MpiResult {
     Ok(())
 }
 
-/// `MPI_Barrier_init`.
+/// `MPI_Barrier_init` (also on an intercommunicator).
 pub unsafe fn barrier_init(comm: MPI_Comm, info: MPI_Info, request: &mut MPI_Request) -> MpiResult {
     crate::abi::info::check_ignored(&crate::core::runtime::lock(), info)?;
+    if super::inter::is_inter(comm)? {
+        let plan = super::inter::barrier_op(comm)?;
+        *request = crate::core::collective::persistent::init(plan);
+        return Ok(());
+    }
     // SAFETY: `barrier_op` reads no memory (a barrier has no buffer).
     let plan = unsafe { barrier_op(comm) }?;
     *request = crate::core::collective::persistent::init(plan);

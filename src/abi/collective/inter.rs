@@ -5,20 +5,19 @@
 //! per member of the remote group), then the algorithm of
 //! `core::collective::inter`. `MPI_IN_PLACE` is not valid on an
 //! intercommunicator (MPI 4.1 allows it on intracommunicators only), so
-//! every buffer check rejects it. The blocking and nonblocking entry
-//! points of [`super::rooted`], [`super::all`] and [`super::reduction`]
-//! come here when the communicator is an intercommunicator (each builder
-//! takes the call's tag, so a nonblocking call takes its place in the
-//! sequence when it is made, as on an intracommunicator); the persistent
-//! forms do not (their builders refuse an intercommunicator with
-//! `MPI_ERR_COMM`).
-use std::future::Future;
+//! every buffer check rejects it. The blocking, nonblocking and persistent
+//! entry points of [`super::rooted`], [`super::all`] and
+//! [`super::reduction`] come here when the communicator is an
+//! intercommunicator: each builder returns an `InterPlan`, which takes the
+//! call's tag when a call is made (a persistent one at its
+//! initialization), as on an intracommunicator.
 use std::os::raw::{c_int, c_void};
 
 use super::args::{check_not_aliased, typed_buffer, user_buffer, v_buffers, Side};
 use super::reduction::ScatterCounts;
 use crate::abi::count::{self, Counts, Displs};
-use crate::core::collective::inter::{exchange, rooted, Inter, InterChannels, Role};
+use crate::core::collective::inter::{exchange, rooted, InterChannels, InterPlan, Role};
+use crate::core::collective::plan::Persistent;
 use crate::core::datatype;
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::op::Reduction;
@@ -57,10 +56,10 @@ fn role_of(root: c_int, remote_size: usize) -> MpiResult<Role> {
 }
 
 /// `MPI_Barrier` or `MPI_Ibarrier` on an intercommunicator.
-pub(crate) fn barrier_op(
-    comm: MPI_Comm,
-) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
-    Ok(exchange::barrier(Inter::start(channels(comm)?)))
+pub(crate) fn barrier_op(comm: MPI_Comm) -> MpiResult<impl Persistent> {
+    Ok(InterPlan::new(channels(comm)?, (), |inter, ()| {
+        exchange::barrier(inter)
+    }))
 }
 
 pub(crate) unsafe fn bcast_op(
@@ -69,7 +68,7 @@ pub(crate) unsafe fn bcast_op(
     datatype: MPI_Datatype,
     root: c_int,
     comm: MPI_Comm,
-) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+) -> MpiResult<impl Persistent> {
     let chs = channels(comm)?;
     let role = role_of(root, chs.remote_size())?;
     let dt = datatype::lookup_committed(datatype)?;
@@ -83,7 +82,9 @@ pub(crate) unsafe fn bcast_op(
         // completes.
         unsafe { user_buffer(buffer, n, &dt, "buffer") }?
     };
-    Ok(rooted::bcast(Inter::start(chs), buf, role))
+    Ok(InterPlan::new(chs, (buf, role), |inter, (buf, role)| {
+        rooted::bcast(inter, buf, role)
+    }))
 }
 
 /// A buffer argument with its count, datatype and name prefix.
@@ -125,7 +126,7 @@ pub(crate) unsafe fn gather_op(
     recvtype: MPI_Datatype,
     root: c_int,
     comm: MPI_Comm,
-) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+) -> MpiResult<impl Persistent> {
     let chs = channels(comm)?;
     let role = role_of(root, chs.remote_size())?;
     // SAFETY: MPI_Gather's contract: the root's `recvbuf` holds `recvcount`
@@ -139,7 +140,11 @@ pub(crate) unsafe fn gather_op(
             chs.remote_size(),
         )
     }?;
-    Ok(rooted::gather(Inter::start(chs), at_leaf, at_root, role))
+    Ok(InterPlan::new(
+        chs,
+        (at_leaf, at_root, role),
+        |inter, (at_leaf, at_root, role)| rooted::gather(inter, at_leaf, at_root, role),
+    ))
 }
 
 pub(crate) unsafe fn scatter_op(
@@ -151,7 +156,7 @@ pub(crate) unsafe fn scatter_op(
     recvtype: MPI_Datatype,
     root: c_int,
     comm: MPI_Comm,
-) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+) -> MpiResult<impl Persistent> {
     let chs = channels(comm)?;
     let role = role_of(root, chs.remote_size())?;
     // SAFETY: MPI_Scatter's contract: the root's `sendbuf` holds `sendcount`
@@ -165,7 +170,11 @@ pub(crate) unsafe fn scatter_op(
             chs.remote_size(),
         )
     }?;
-    Ok(rooted::scatter(Inter::start(chs), at_root, at_leaf, role))
+    Ok(InterPlan::new(
+        chs,
+        (at_root, at_leaf, role),
+        |inter, (at_root, at_leaf, role)| rooted::scatter(inter, at_root, at_leaf, role),
+    ))
 }
 
 pub(crate) unsafe fn gatherv_op(
@@ -178,7 +187,7 @@ pub(crate) unsafe fn gatherv_op(
     recvtype: MPI_Datatype,
     root: c_int,
     comm: MPI_Comm,
-) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+) -> MpiResult<impl Persistent> {
     let chs = channels(comm)?;
     let q = chs.remote_size();
     let role = role_of(root, q)?;
@@ -199,7 +208,11 @@ pub(crate) unsafe fn gatherv_op(
             send = Some(unsafe { typed_buffer(sendbuf, n, "sendcount", sendtype, 1, "sendbuf") }?);
         }
     }
-    Ok(rooted::gatherv(Inter::start(chs), send, recvs, role))
+    Ok(InterPlan::new(
+        chs,
+        (send, recvs, role),
+        |inter, (send, recvs, role)| rooted::gatherv(inter, send, recvs, role),
+    ))
 }
 
 pub(crate) unsafe fn scatterv_op(
@@ -212,7 +225,7 @@ pub(crate) unsafe fn scatterv_op(
     recvtype: MPI_Datatype,
     root: c_int,
     comm: MPI_Comm,
-) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+) -> MpiResult<impl Persistent> {
     let chs = channels(comm)?;
     let q = chs.remote_size();
     let role = role_of(root, q)?;
@@ -233,7 +246,11 @@ pub(crate) unsafe fn scatterv_op(
             recv = Some(unsafe { typed_buffer(recvbuf, n, "recvcount", recvtype, 1, "recvbuf") }?);
         }
     }
-    Ok(rooted::scatterv(Inter::start(chs), sends, recv, role))
+    Ok(InterPlan::new(
+        chs,
+        (sends, recv, role),
+        |inter, (sends, recv, role)| rooted::scatterv(inter, sends, recv, role),
+    ))
 }
 
 pub(crate) unsafe fn allgather_op(
@@ -244,7 +261,7 @@ pub(crate) unsafe fn allgather_op(
     recvcount: usize,
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
-) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+) -> MpiResult<impl Persistent> {
     let chs = channels(comm)?;
     let q = chs.remote_size();
     let sendcount = count::checked(sendcount, "sendcount")?;
@@ -255,7 +272,9 @@ pub(crate) unsafe fn allgather_op(
     // member (`q`) until the collective completes (MPI's contract).
     let recv = unsafe { typed_buffer(recvbuf, recvcount, "recvcount", recvtype, q, "recvbuf") }?;
     check_not_aliased(sendbuf, recvbuf, Some(&send))?;
-    Ok(exchange::allgather(Inter::start(chs), send, recv))
+    Ok(InterPlan::new(chs, (send, recv), |inter, (send, recv)| {
+        exchange::allgather(inter, send, recv)
+    }))
 }
 
 pub(crate) unsafe fn allgatherv_op(
@@ -267,7 +286,7 @@ pub(crate) unsafe fn allgatherv_op(
     displs: Displs,
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
-) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+) -> MpiResult<impl Persistent> {
     let chs = channels(comm)?;
     let q = chs.remote_size();
     let sendcount = count::checked(sendcount, "sendcount")?;
@@ -279,7 +298,11 @@ pub(crate) unsafe fn allgatherv_op(
     // completes (MPI's contract).
     let recvs = unsafe { v_buffers(recvbuf, recvcounts, displs, recvtype, q, "recv") }?;
     check_not_aliased(sendbuf, recvbuf, Some(&send))?;
-    Ok(exchange::allgatherv(Inter::start(chs), send, recvs))
+    Ok(InterPlan::new(
+        chs,
+        (send, recvs),
+        |inter, (send, recvs)| exchange::allgatherv(inter, send, recvs),
+    ))
 }
 
 pub(crate) unsafe fn alltoall_op(
@@ -290,7 +313,7 @@ pub(crate) unsafe fn alltoall_op(
     recvcount: usize,
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
-) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+) -> MpiResult<impl Persistent> {
     let chs = channels(comm)?;
     let q = chs.remote_size();
     let sendcount = count::checked(sendcount, "sendcount")?;
@@ -301,14 +324,16 @@ pub(crate) unsafe fn alltoall_op(
     // member (`q`) until the collective completes (MPI's contract).
     let recv = unsafe { typed_buffer(recvbuf, recvcount, "recvcount", recvtype, q, "recvbuf") }?;
     check_not_aliased(sendbuf, recvbuf, Some(&send))?;
-    Ok(exchange::alltoall(Inter::start(chs), send, recv))
+    Ok(InterPlan::new(chs, (send, recv), |inter, (send, recv)| {
+        exchange::alltoall(inter, send, recv)
+    }))
 }
 
 pub(crate) unsafe fn alltoallw_op(
     send: Side,
     recv: Side,
     comm: MPI_Comm,
-) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+) -> MpiResult<impl Persistent> {
     let chs = channels(comm)?;
     let q = chs.remote_size();
     // SAFETY: MPI_Alltoallv/w's contract: the send side's counts, displacements
@@ -320,7 +345,11 @@ pub(crate) unsafe fn alltoallw_op(
     let recvs = unsafe { recv.buffers(q, "recv") }?;
     let any_sent = sends.iter().find(|b| !b.is_empty());
     check_not_aliased(send.buf, recv.buf, any_sent)?;
-    Ok(exchange::alltoallw(Inter::start(chs), sends, recvs))
+    Ok(InterPlan::new(
+        chs,
+        (sends, recvs),
+        |inter, (sends, recvs)| exchange::alltoallw(inter, sends, recvs),
+    ))
 }
 
 pub(crate) unsafe fn reduce_op(
@@ -331,7 +360,7 @@ pub(crate) unsafe fn reduce_op(
     op: MPI_Op,
     root: c_int,
     comm: MPI_Comm,
-) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+) -> MpiResult<impl Persistent> {
     let chs = channels(comm)?;
     let role = role_of(root, chs.remote_size())?;
     let dt = datatype::lookup_committed(datatype)?;
@@ -351,12 +380,12 @@ pub(crate) unsafe fn reduce_op(
             None,
         ),
     };
-    Ok(rooted::reduce(
-        Inter::start(chs),
-        contribution,
-        result,
-        red,
-        role,
+    Ok(InterPlan::new(
+        chs,
+        (contribution, result, red, role),
+        |inter, (contribution, result, red, role)| {
+            rooted::reduce(inter, contribution, result, red, role)
+        },
     ))
 }
 
@@ -367,7 +396,7 @@ pub(crate) unsafe fn allreduce_op(
     datatype: MPI_Datatype,
     op: MPI_Op,
     comm: MPI_Comm,
-) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+) -> MpiResult<impl Persistent> {
     let chs = channels(comm)?;
     let dt = datatype::lookup_committed(datatype)?;
     let red = Reduction::new(op, datatype, dt.clone())?;
@@ -378,11 +407,10 @@ pub(crate) unsafe fn allreduce_op(
     // `datatype` until the collective completes.
     let result = unsafe { user_buffer(recvbuf, n, &dt, "recvbuf") }?;
     check_not_aliased(sendbuf, recvbuf, Some(&contribution))?;
-    Ok(exchange::allreduce(
-        Inter::start(chs),
-        contribution,
-        result,
-        red,
+    Ok(InterPlan::new(
+        chs,
+        (contribution, result, red),
+        |inter, (contribution, result, red)| exchange::allreduce(inter, contribution, result, red),
     ))
 }
 
@@ -396,7 +424,7 @@ pub(crate) unsafe fn reduce_scatter_op(
     datatype: MPI_Datatype,
     op: MPI_Op,
     comm: MPI_Comm,
-) -> MpiResult<impl Future<Output = MpiResult> + Send + 'static> {
+) -> MpiResult<impl Persistent> {
     let chs = channels(comm)?;
     let p = chs.local_size();
     let (counts, dt) = match counts {
@@ -422,11 +450,11 @@ pub(crate) unsafe fn reduce_scatter_op(
     // `counts[chs.rank()]` elements until the collective completes.
     let result = unsafe { user_buffer(recvbuf, counts[chs.rank()], &dt, "recvbuf") }?;
     check_not_aliased(sendbuf, recvbuf, Some(&contribution))?;
-    Ok(exchange::reduce_scatter(
-        Inter::start(chs),
-        contribution,
-        result,
-        counts,
-        red,
+    Ok(InterPlan::new(
+        chs,
+        (contribution, result, counts, red),
+        |inter, (contribution, result, counts, red)| {
+            exchange::reduce_scatter(inter, contribution, result, counts, red)
+        },
     ))
 }

@@ -67,10 +67,26 @@ macro_rules! blocking_and_nonblocking {
     };
     (@persistent $persistent:ident ($($arg:ident: $ty:ty),*)
         => inter($comm:ident) $build:ident($($barg:expr),* $(,)?)) => {
-        // (Intercommunicators: the intracommunicator builder refuses them.)
-        $crate::abi::collective::blocking_and_nonblocking!(
-            @persistent $persistent ($($arg: $ty),*) => $build($($barg),*)
-        );
+        pub unsafe fn $persistent(
+            $($arg: $ty,)*
+            info: $crate::mpi_abi::types::MPI_Info,
+            request: &mut $crate::mpi_abi::types::MPI_Request,
+        ) -> MpiResult {
+            $crate::abi::info::check_ignored(&$crate::core::runtime::lock(), info)?;
+            *request = if $crate::abi::collective::inter::is_inter($comm)? {
+                // SAFETY: the arguments are this MPI call's, passed on
+                // unchanged; MPI keeps a persistent collective's buffers valid
+                // until the request is freed and untouched while a call of it
+                // is active, and the builder reads the arrays before returning.
+                let plan = unsafe { $crate::abi::collective::inter::$build($($barg),*) }?;
+                $crate::core::collective::persistent::init(plan)
+            } else {
+                // SAFETY: as above, for the intracommunicator builder.
+                let plan = unsafe { $build($($barg),*) }?;
+                $crate::core::collective::persistent::init(plan)
+            };
+            Ok(())
+        }
     };
     (@persistent $persistent:ident ($($arg:ident: $ty:ty),*) => $build:expr) => {
         pub unsafe fn $persistent(
@@ -117,10 +133,12 @@ macro_rules! blocking_and_nonblocking {
         pub unsafe fn $blocking($($arg: $ty),*) -> MpiResult {
             if $crate::abi::collective::inter::is_inter($comm)? {
                 return $crate::core::collective::executor::block(
-                    // SAFETY: the MPI call's arguments, passed on unchanged:
-                    // valid as MPI requires until the call returns, and
-                    // `block` finishes the collective before that.
-                    unsafe { $crate::abi::collective::inter::$build($($barg),*) }?,
+                    $crate::core::collective::plan::Collective::once(
+                        // SAFETY: the MPI call's arguments, passed on
+                        // unchanged: valid as MPI requires until the call
+                        // returns, and `block` finishes the collective first.
+                        unsafe { $crate::abi::collective::inter::$build($($barg),*) }?,
+                    ),
                 );
             }
             // SAFETY: the same arguments, to the intracommunicator builder:
@@ -136,7 +154,8 @@ macro_rules! blocking_and_nonblocking {
                 // keeps a nonblocking collective's buffers valid and untouched
                 // until the request completes; the builder reads the arrays
                 // before returning.
-                let call = unsafe { $crate::abi::collective::inter::$build($($barg),*) }?;
+                let plan = unsafe { $crate::abi::collective::inter::$build($($barg),*) }?;
+                let call = $crate::core::collective::plan::Collective::once(plan);
                 *request = $crate::core::collective::executor::start(call)?;
                 return Ok(());
             }

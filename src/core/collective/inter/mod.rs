@@ -17,14 +17,19 @@
 pub mod exchange;
 pub mod rooted;
 
+use std::future::Future;
+use std::os::raw::c_int;
+
 use super::call::Call;
 use super::channel::Channel;
+use super::plan::{Collective, Persistent};
 use super::sequence;
 use crate::core::error::MpiResult;
 use crate::core::runtime;
 use crate::mpi_abi::types::MPI_Comm;
 
 /// The channels of an intercommunicator, before a call takes its tag.
+#[derive(Clone)]
 pub struct InterChannels {
     local: Channel,
     both: Channel,
@@ -101,6 +106,12 @@ impl Inter {
     /// Starts a call with the next tag of the intercommunicator's sequence.
     pub fn start(chs: InterChannels) -> Inter {
         let tag = sequence::next_tag(chs.both.context_id);
+        Inter::with_tag(chs, tag)
+    }
+
+    /// A call with `tag` (a persistent collective's, taken at its
+    /// initialization: see [`InterPlan`]).
+    pub fn with_tag(chs: InterChannels, tag: c_int) -> Inter {
         Inter {
             local: Call::with_tag(chs.local, tag),
             both: Call::with_tag(chs.both, tag),
@@ -143,4 +154,57 @@ pub enum Role {
     Idle,
     /// The other group; the root is this rank of the remote group.
     Leaf(usize),
+}
+
+/// An intercommunicator collective prepared but not made: the channels,
+/// the checked arguments and the algorithm, as [`super::plan::Plan`] is
+/// for an intracommunicator, so the blocking, nonblocking and persistent
+/// forms come from one builder. A call made once takes the next tag of
+/// the intercommunicator's sequence when it is made; a persistent one
+/// takes its tag at initialization and keeps it (see `super::plan`).
+pub struct InterPlan<S, A> {
+    chs: InterChannels,
+    args: S,
+    algorithm: A,
+}
+
+impl<S, A, Fut> InterPlan<S, A>
+where
+    S: Clone + Send + Sync + 'static,
+    A: Fn(Inter, S) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = MpiResult> + Send + 'static,
+{
+    pub fn new(chs: InterChannels, args: S, algorithm: A) -> Self {
+        InterPlan {
+            chs,
+            args,
+            algorithm,
+        }
+    }
+}
+
+impl<S, A, Fut> Collective for InterPlan<S, A>
+where
+    S: Clone + Send + Sync + 'static,
+    A: Fn(Inter, S) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = MpiResult> + Send + 'static,
+{
+    fn once(self) -> impl Future<Output = MpiResult> + Send + 'static {
+        (self.algorithm)(Inter::start(self.chs), self.args)
+    }
+}
+
+impl<S, A, Fut> Persistent for InterPlan<S, A>
+where
+    S: Clone + Send + Sync + 'static,
+    A: Fn(Inter, S) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = MpiResult> + Send + 'static,
+{
+    fn reserve_tag(&self) -> c_int {
+        sequence::next_tag(self.chs.both.context_id)
+    }
+
+    fn again(&self, tag: c_int) -> impl Future<Output = MpiResult> + Send + 'static {
+        (self.algorithm)(Inter::with_tag(self.chs.clone(), tag), self.args.clone())
+    }
 }
