@@ -23,6 +23,7 @@ pub mod datarep;
 pub mod datatype;
 pub mod datatype_arrays;
 pub mod datatype_query;
+pub mod dynamic;
 pub mod entry_points;
 pub mod errors;
 pub mod gpu;

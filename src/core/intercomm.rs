@@ -41,7 +41,7 @@ fn decode(bytes: &[u8]) -> Vec<u64> {
 }
 
 /// Sends a variable-length list of numbers (its length first).
-fn send_list(ch: &Channel, dest: usize, tag: c_int, values: &[u64]) -> MpiResult {
+pub(crate) fn send_list(ch: &Channel, dest: usize, tag: c_int, values: &[u64]) -> MpiResult {
     let len = (values.len() as u64).to_le_bytes();
     let body = encode(values);
     let a = ch.isend(dest, tag, &len)?;
@@ -49,7 +49,7 @@ fn send_list(ch: &Channel, dest: usize, tag: c_int, values: &[u64]) -> MpiResult
     ch.wait_all(&[a, b]).map(|_| ())
 }
 
-fn recv_list(ch: &Channel, source: usize, tag: c_int) -> MpiResult<Vec<u64>> {
+pub(crate) fn recv_list(ch: &Channel, source: usize, tag: c_int) -> MpiResult<Vec<u64>> {
     let mut len = [0u8; 8];
     let r = ch.irecv(source, tag, &mut len)?;
     ch.wait_all(&[r])?;
@@ -117,6 +117,40 @@ pub fn create(
     remote_leader: c_int,
     tag: c_int,
 ) -> MpiResult<MPI_Comm> {
+    create_with(local_comm, local_leader, |mine| {
+        let peer = {
+            let rt = runtime::lock();
+            let p = rt.comms().get(peer_comm)?;
+            p.check_rank(remote_leader)?;
+            Channel {
+                members: p.peers().clone(),
+                rank: p.rank,
+                context_id: p.context_id,
+            }
+        };
+        if peer.rank < remote_leader as usize {
+            send_list(&peer, remote_leader as usize, tag, mine)?;
+            recv_list(&peer, remote_leader as usize, tag)
+        } else {
+            let t = recv_list(&peer, remote_leader as usize, tag)?;
+            send_list(&peer, remote_leader as usize, tag, mine)?;
+            Ok(t)
+        }
+    })
+}
+
+/// An intercommunicator between `local_comm` and a group whose leader the
+/// local leader reaches through `exchange`: given this group's proposal
+/// and members (`[proposal, members...]`), it returns the other group's,
+/// in the same form (the other leader's `exchange` sends and receives
+/// the same lists). `MPI_Intercomm_create` exchanges on a peer
+/// communicator; `MPI_Comm_accept`/`connect` and `MPI_Comm_join` on a
+/// port's context (`super::ports`).
+pub fn create_with(
+    local_comm: MPI_Comm,
+    local_leader: c_int,
+    exchange: impl FnOnce(&[u64]) -> MpiResult<Vec<u64>>,
+) -> MpiResult<MPI_Comm> {
     let (local, epoch, errhandler, follows) = {
         let rt = runtime::lock();
         let c = rt.comms().get(local_comm)?;
@@ -137,34 +171,39 @@ pub fn create(
     let proposal = allreduce_max_u64(&local, reserve_proposal()?)?;
     let mut remote_members = Vec::new();
     let mut number = proposal;
+    // The leader's exchange; a failure there reaches every member (an
+    // empty list), so none waits for a number that never comes.
+    let mut failure = None;
     if local.rank == local_leader as usize {
-        let peer = {
-            let rt = runtime::lock();
-            let p = rt.comms().get(peer_comm)?;
-            p.check_rank(remote_leader)?;
-            Channel {
-                members: p.peers().clone(),
-                rank: p.rank,
-                context_id: p.context_id,
-            }
-        };
         let mut mine = vec![proposal];
         mine.extend(local.members.iter().map(|&p| p as u64));
-        let theirs = if peer.rank < remote_leader as usize {
-            send_list(&peer, remote_leader as usize, tag, &mine)?;
-            recv_list(&peer, remote_leader as usize, tag)?
-        } else {
-            let t = recv_list(&peer, remote_leader as usize, tag)?;
-            send_list(&peer, remote_leader as usize, tag, &mine)?;
-            t
-        };
-        number = number.max(theirs[0]);
-        remote_members = theirs[1..].to_vec();
+        match exchange(&mine) {
+            Ok(theirs) if !theirs.is_empty() => {
+                number = number.max(theirs[0]);
+                remote_members = theirs[1..].to_vec();
+            }
+            Ok(_) => {
+                failure = Some(MpiError::new(MPI_ERR_INTERN, "an empty group list"));
+            }
+            Err(e) => failure = Some(e),
+        }
     }
-    let mut shared = vec![number];
+    let mut shared = if failure.is_some() {
+        Vec::new()
+    } else {
+        vec![number]
+    };
     shared.extend(remote_members.iter());
     let shared = share_from_leader(&local, local_leader as usize, &shared)?;
-    let number = shared[0];
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    let Some(&number) = shared.first() else {
+        return Err(MpiError::new(
+            MPI_ERR_OTHER,
+            "the leader could not reach the other group",
+        ));
+    };
     settle(number)?;
     let remote: Arc<[ProcessId]> = shared[1..].iter().map(|&p| p as ProcessId).collect();
     if remote.iter().any(|p| local.members.contains(p)) {

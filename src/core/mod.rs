@@ -23,6 +23,7 @@ pub mod locks;
 pub mod matching;
 pub mod op;
 pub mod p2p;
+pub mod ports;
 pub mod process;
 pub mod progress;
 pub mod pset;

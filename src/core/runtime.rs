@@ -130,6 +130,16 @@ impl Runtime {
 
     /// What this process learned from its launcher (after the first
     /// initialization).
+    /// This process's PMI connection (`None` for a singleton), for the
+    /// launcher's services (the name service).
+    pub fn pmi_mut(&mut self) -> MpiResult<Option<&mut crate::bootstrap::pmi::client::PmiClient>> {
+        let process = self
+            .process
+            .as_mut()
+            .ok_or_else(|| MpiError::new(MPI_ERR_OTHER, "MPI is not initialized"))?;
+        Ok(process.pmi.as_mut())
+    }
+
     pub fn process(&self) -> MpiResult<&Process> {
         self.process
             .as_ref()

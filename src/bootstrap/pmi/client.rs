@@ -306,6 +306,39 @@ impl PmiClient {
         }
     }
 
+    /// The launcher's name service (`MPI_Publish_name`): whether `service`
+    /// was published (false: published already).
+    pub fn publish_name(&mut self, service: &str, port: &str) -> Result<bool, PmiError> {
+        let answer = self.request(
+            PmiMessage::new("publish_name")
+                .with("service", service)
+                .with("port", port),
+            "publish_result",
+        )?;
+        Ok(answer.get("rc") == Some("0"))
+    }
+
+    /// `MPI_Unpublish_name`: whether `service` was published.
+    pub fn unpublish_name(&mut self, service: &str) -> Result<bool, PmiError> {
+        let answer = self.request(
+            PmiMessage::new("unpublish_name").with("service", service),
+            "unpublish_result",
+        )?;
+        Ok(answer.get("rc") == Some("0"))
+    }
+
+    /// `MPI_Lookup_name`: the port published for `service`, if any.
+    pub fn lookup_name(&mut self, service: &str) -> Result<Option<String>, PmiError> {
+        let answer = self.request(
+            PmiMessage::new("lookup_name").with("service", service),
+            "lookup_result",
+        )?;
+        match answer.get("rc") {
+            Some("0") => Ok(Some(answer.require("port")?.to_string())),
+            _ => Ok(None),
+        }
+    }
+
     /// The job-wide barrier (also the point where Hydra 4.0.2 makes puts
     /// visible).
     pub fn barrier(&mut self) -> Result<(), PmiError> {

@@ -80,6 +80,21 @@ impl Channel {
         Ok(engine.irecv(endpoints, buf, pattern))
     }
 
+    /// Starts receiving into `buf` from any member (the status names it).
+    pub fn irecv_any(&self, tag: c_int, buf: &mut [u8]) -> MpiResult<MPI_Request> {
+        let byte = datatype::lookup(MPI_BYTE)?;
+        let mut rt = runtime::lock();
+        let pattern = Pattern {
+            context_id: self.context_id,
+            source: crate::core::matching::ANY,
+            tag,
+        };
+        // SAFETY: as for `isend`.
+        let buf = unsafe { UserBuffer::new(buf.as_mut_ptr().cast(), buf.len(), byte) };
+        let (engine, endpoints) = rt.engine_and_endpoints()?;
+        Ok(engine.irecv(endpoints, buf, pattern))
+    }
+
     /// Waits for requests of this channel.
     pub fn wait_all(&self, ids: &[MPI_Request]) -> MpiResult<Vec<MPI_Status>> {
         let mut statuses = Vec::with_capacity(ids.len());
