@@ -43,7 +43,7 @@ check: stage
 # on MPICH itself for the counts beside (each run at most 45 s).
 # Fails when an entry of tools/mpich_suite/expected.txt marked pass fails.
 # make check runs the subset in tools/mpich_suite/subset.txt.
-MPICH_FOLDERS ?= init,pt2pt,part,group,info,errhan,attr,comm,coll,datatype,threads,topo,rma,io,errors,mpi_t
+MPICH_FOLDERS ?= init,pt2pt,part,group,info,errhan,attr,comm,coll,datatype,threads,topo,rma,io,errors,mpi_t,spawn
 check-mpich: stage
 	python3 tools/mpich_suite.py --folders $(MPICH_FOLDERS) --modes oxmpi,ld_library_path,ld_preload,mpich --timeout-scale 0.25
 

@@ -44,7 +44,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE = os.path.join(ROOT, "tools", "mpich_suite")
-DEFAULT_FOLDERS = "init,pt2pt,part,group,info,errhan,attr,comm,coll,datatype,threads,topo,rma,io,errors,mpi_t"
+DEFAULT_FOLDERS = "init,pt2pt,part,group,info,errhan,attr,comm,coll,datatype,threads,topo,rma,io,errors,mpi_t,spawn"
 SRC_CACHE = os.environ.get("OXMPI_MPICH_SRC", os.path.expanduser("~/.cache/oxmpi/mpich-src"))
 
 
