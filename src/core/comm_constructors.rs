@@ -3,14 +3,16 @@
 //! number it has free in this epoch (reserving it), the largest proposal
 //! wins, and everyone moves its next free number past it. So two live
 //! communicators of a process never share a context id, whichever epoch or
-//! call made them. (Concurrent creations from several threads of one
-//! process on overlapping communicators are not covered by this scheme.)
+//! call made them.
 //!
-//! Nonblocking dups (`MPI_Comm_idup`) overlap other creations in one
-//! process: a process may agree on a number above its own proposal that it
-//! has meanwhile given to another creation. So while any nonblocking dup is
-//! in flight somewhere among the members (each proposal carries that flag
-//! in its low bit; numbers are even), the agreement checks: each member
+//! Creations can overlap in one process: nonblocking dups
+//! (`MPI_Comm_idup`), and blocking creations from several threads of a
+//! process that provides `MPI_THREAD_MULTIPLE`. Then a process may agree
+//! on a number above its own proposal that it has meanwhile given to
+//! another creation. So while any member may overlap creations (a
+//! nonblocking dup in flight, or `MPI_THREAD_MULTIPLE` provided by the
+//! world model or a session: each proposal carries that flag in its low
+//! bit; numbers are even), the agreement checks: each member
 //! claims the winning number if it is still free for it (at or above its
 //! next free number, or its own proposal) and the members agree on whether
 //! all could; if not, all move past it and agree again. Without the flag
@@ -86,7 +88,8 @@ async fn allgather_u64(call: &Call, value: u64) -> MpiResult<Vec<u64>> {
 /// made from gathered values), so retries reuse the call's tag safely.
 async fn agree(call: &Call, mut proposal: u64, in_flight: bool, count: u64) -> MpiResult<u64> {
     loop {
-        let busy = in_flight || IN_FLIGHT.load(Ordering::Acquire) > 0;
+        let busy =
+            in_flight || IN_FLIGHT.load(Ordering::Acquire) > 0 || runtime::lock().may_run_threads();
         let all = allgather_u64(call, proposal | u64::from(busy)).await?;
         let number = all.iter().map(|v| v & !1).max().unwrap_or(proposal);
         if all.iter().all(|v| v & 1 == 0) {

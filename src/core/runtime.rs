@@ -460,6 +460,16 @@ impl Runtime {
         }
     }
 
+    /// Whether threads of this process may call MPI at once: the world
+    /// model or a live session provides `MPI_THREAD_MULTIPLE`.
+    pub fn may_run_threads(&self) -> bool {
+        self.world_thread_level() == MPI_THREAD_MULTIPLE
+            || self
+                .sessions
+                .iter()
+                .any(|(_, s)| s.thread_level == MPI_THREAD_MULTIPLE)
+    }
+
     /// Whether the calling thread initialized the world model.
     pub fn is_main_thread(&self) -> bool {
         self.world.main_thread == Some(std::thread::current().id())
