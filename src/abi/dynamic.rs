@@ -210,6 +210,23 @@ fn pmi_error(e: impl std::fmt::Display) -> MpiError {
     MpiError::new(MPI_ERR_OTHER, format!("the launcher's name service: {e}"))
 }
 
+/// The service and port name arguments of the name service calls.
+///
+/// # Safety
+/// Each must be NULL (rejected) or a NUL-terminated string.
+unsafe fn service_and_port(
+    service_name: *const c_char,
+    port_name: *const c_char,
+) -> MpiResult<(String, String)> {
+    // SAFETY: this function's contract.
+    unsafe {
+        Ok((
+            in_str(service_name, "service_name")?,
+            in_str(port_name, "port_name")?,
+        ))
+    }
+}
+
 pub unsafe fn publish_name(
     service_name: *const c_char,
     info: MPI_Info,
@@ -217,12 +234,7 @@ pub unsafe fn publish_name(
 ) -> MpiResult {
     crate::abi::info::check_ignored(&runtime::lock(), info)?;
     // SAFETY: MPI_Publish_name's strings: NULL (rejected) or NUL-terminated.
-    let (service, port) = unsafe {
-        (
-            in_str(service_name, "service_name")?,
-            in_str(port_name, "port_name")?,
-        )
-    };
+    let (service, port) = unsafe { service_and_port(service_name, port_name) }?;
     let mut rt = runtime::lock();
     let published = match rt.pmi_mut()? {
         Some(pmi) => pmi.publish_name(&service, &port).map_err(pmi_error)?,
@@ -247,12 +259,7 @@ pub unsafe fn unpublish_name(
 ) -> MpiResult {
     crate::abi::info::check_ignored(&runtime::lock(), info)?;
     // SAFETY: MPI_Unpublish_name's strings: NULL (rejected) or terminated.
-    let (service, _port) = unsafe {
-        (
-            in_str(service_name, "service_name")?,
-            in_str(port_name, "port_name")?,
-        )
-    };
+    let (service, _port) = unsafe { service_and_port(service_name, port_name) }?;
     let mut rt = runtime::lock();
     let removed = match rt.pmi_mut()? {
         Some(pmi) => pmi.unpublish_name(&service).map_err(pmi_error)?,

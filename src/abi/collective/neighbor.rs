@@ -54,6 +54,21 @@ unsafe fn blocks(
     unsafe { buffers_at(buf, &counts, &displs, dt.extent(), &[dt], name) }
 }
 
+/// The call every neighborhood collective makes: `outgoing` to the
+/// destinations, `recvs` from the sources.
+fn plan(
+    ch: Channel,
+    neighbors: Neighbors,
+    outgoing: Outgoing,
+    recvs: Vec<UserBuffer>,
+) -> impl Persistent {
+    Plan::new(
+        ch,
+        (neighbors, outgoing, recvs),
+        |call, (neighbors, outgoing, recvs)| exchange(call, neighbors, outgoing, recvs),
+    )
+}
+
 // ---- Neighbor_allgather, Neighbor_allgatherv ----
 
 unsafe fn allgather_op(
@@ -81,11 +96,7 @@ unsafe fn allgather_op(
             "recvbuf",
         )
     }?;
-    Ok(Plan::new(
-        ch,
-        (neighbors, Outgoing::Same(send), recvs),
-        |call, (neighbors, outgoing, recvs)| exchange(call, neighbors, outgoing, recvs),
-    ))
+    Ok(plan(ch, neighbors, Outgoing::Same(send), recvs))
 }
 
 blocking_and_nonblocking!(
@@ -123,11 +134,7 @@ unsafe fn allgatherv_op(
             "recv",
         )
     }?;
-    Ok(Plan::new(
-        ch,
-        (neighbors, Outgoing::Same(send), recvs),
-        |call, (neighbors, outgoing, recvs)| exchange(call, neighbors, outgoing, recvs),
-    ))
+    Ok(plan(ch, neighbors, Outgoing::Same(send), recvs))
 }
 
 blocking_and_nonblocking!(
@@ -174,11 +181,7 @@ unsafe fn alltoall_op(
             "recvbuf",
         )
     }?;
-    Ok(Plan::new(
-        ch,
-        (neighbors, Outgoing::Each(sends), recvs),
-        |call, (neighbors, outgoing, recvs)| exchange(call, neighbors, outgoing, recvs),
-    ))
+    Ok(plan(ch, neighbors, Outgoing::Each(sends), recvs))
 }
 
 blocking_and_nonblocking!(
@@ -201,11 +204,7 @@ unsafe fn alltoallw_op(send: Side, recv: Side, comm: MPI_Comm) -> MpiResult<impl
     let sends = unsafe { send.buffers(neighbors.destinations.len(), "send") }?;
     // SAFETY: the same for the receive side, one entry per source.
     let recvs = unsafe { recv.buffers(neighbors.sources.len(), "recv") }?;
-    Ok(Plan::new(
-        ch,
-        (neighbors, Outgoing::Each(sends), recvs),
-        |call, (neighbors, outgoing, recvs)| exchange(call, neighbors, outgoing, recvs),
-    ))
+    Ok(plan(ch, neighbors, Outgoing::Each(sends), recvs))
 }
 
 blocking_and_nonblocking!(

@@ -172,11 +172,26 @@ pub unsafe fn read(
     handle: MPI_T_pvar_handle,
     buf: *mut c_void,
 ) -> MpiResult {
+    // SAFETY: MPI_T_pvar_read's `buf` (MPI's contract).
+    unsafe { read_into(session, handle, buf, sessions::read) }
+}
+
+/// Reads a handle's value with `how` into `buf`.
+///
+/// # Safety
+/// `buf` must be NULL (rejected) or hold the handle's `count` (1)
+/// unsigned long long.
+unsafe fn read_into(
+    session: MPI_T_pvar_session,
+    handle: MPI_T_pvar_handle,
+    buf: *mut c_void,
+    how: impl FnOnce(u64, Target) -> MpiResult<u64>,
+) -> MpiResult {
     check_initialized()?;
     let buf = buf_arg(buf)?;
-    let value = sessions::read(session_id(session)?, target(handle)?)?;
-    // SAFETY: `buf` holds the handle's `count` (1) unsigned long long
-    // (MPI's contract); not NULL (checked).
+    let value = how(session_id(session)?, target(handle)?)?;
+    // SAFETY: `buf` holds one unsigned long long (this function's
+    // contract); not NULL (checked).
     unsafe { *buf = value };
     Ok(())
 }
@@ -186,12 +201,8 @@ pub unsafe fn readreset(
     handle: MPI_T_pvar_handle,
     buf: *mut c_void,
 ) -> MpiResult {
-    check_initialized()?;
-    let buf = buf_arg(buf)?;
-    let value = sessions::read_reset(session_id(session)?, target(handle)?)?;
-    // SAFETY: as in `read`.
-    unsafe { *buf = value };
-    Ok(())
+    // SAFETY: MPI_T_pvar_readreset's `buf` (MPI's contract).
+    unsafe { read_into(session, handle, buf, sessions::read_reset) }
 }
 
 pub unsafe fn reset(session: MPI_T_pvar_session, handle: MPI_T_pvar_handle) -> MpiResult {
