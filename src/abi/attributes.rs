@@ -303,6 +303,12 @@ unsafe fn get<S: AttributeStore>(
         *flag = 1;
         return Ok(());
     }
+    if S::KIND == AttrObject::Comm && is_predefined(keyval) {
+        // A predefined attribute without a value (MPI_UNIVERSE_SIZE when
+        // the launcher does not know it).
+        *flag = 0;
+        return Ok(());
+    }
     rt.keyvals().existing(keyval, S::KIND)?;
     match value {
         Some(v) => {

@@ -268,6 +268,8 @@ pub fn predefined_value(keyval: c_int) -> Option<*mut c_void> {
         MPI_HOST => &HOST_VALUE,
         MPI_IO => &IO_VALUE,
         MPI_WTIME_IS_GLOBAL => &WTIME_IS_GLOBAL_VALUE,
+        // Not set when the launcher does not know it (as in MPICH).
+        MPI_UNIVERSE_SIZE if UNIVERSE_SIZE_VALUE.load(Ordering::Relaxed) < 0 => return None,
         MPI_UNIVERSE_SIZE => &UNIVERSE_SIZE_VALUE,
         MPI_APPNUM => &APPNUM_VALUE,
         MPI_LASTUSEDCODE => {

@@ -43,6 +43,8 @@ pub struct JobPlacement {
     pub rank: u32,
     pub size: u32,
     pub appnum: i32,
+    /// How many processes the job may have (`MPI_UNIVERSE_SIZE`); negative
+    /// when the launcher does not say.
     pub universe_size: i32,
     pub kvsname: String,
     /// The server's limits (`get_maxes`).
@@ -57,6 +59,16 @@ pub struct PmiClient {
     finalized: bool,
     /// Ranks the server reported failed, not taken yet.
     failures: Vec<u32>,
+}
+
+/// One command of a PMI `spawn` (`MPI_Comm_spawn_multiple` has several).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpawnCommand {
+    pub command: String,
+    pub args: Vec<String>,
+    pub maxprocs: u32,
+    /// Info keys and values for the launcher (`host`, `wdir`, `path`).
+    pub info: Vec<(String, String)>,
 }
 
 /// The server's notice that a rank failed (see the module's doc).
@@ -164,9 +176,8 @@ impl PmiClient {
         let kvs = client.request(PmiMessage::new("get_my_kvsname"), "my_kvsname")?;
         client.placement.kvsname = kvs.require("kvsname")?.to_string();
         let universe = client.request(PmiMessage::new("get_universe_size"), "universe_size")?;
-        let universe_size: i32 = parse_field("size", universe.require("size")?)?;
-        // Hydra answers -1 when it does not know; the job's size is a lower bound.
-        client.placement.universe_size = universe_size.max(client.placement.size as i32);
+        // -1 (Hydra's and mpiexec's default): not known.
+        client.placement.universe_size = parse_field("size", universe.require("size")?)?;
         log::debug!("PMI connected: {:?}", client.placement);
         Ok(client)
     }
@@ -275,9 +286,15 @@ impl PmiClient {
         self.expect(answer)
     }
 
-    /// Publishes `key=value` in the job's key-value space.
+    /// Publishes `key=value` in this process's key-value space.
     pub fn put(&mut self, key: &str, value: &str) -> Result<(), PmiError> {
         let kvsname = self.placement.kvsname.clone();
+        self.put_in(&kvsname, key, value)
+    }
+
+    /// Publishes `key=value` in the key-value space `kvsname` (another
+    /// world's of the job, where the server allows it).
+    pub fn put_in(&mut self, kvsname: &str, key: &str, value: &str) -> Result<(), PmiError> {
         let answer = self.request(
             PmiMessage::new("put")
                 .with("kvsname", kvsname)
@@ -291,9 +308,15 @@ impl PmiClient {
         }
     }
 
-    /// Looks a key up; `Ok(None)` when it is not (yet) visible.
+    /// Looks a key up in this process's key-value space; `Ok(None)` when
+    /// it is not (yet) visible.
     pub fn get(&mut self, key: &str) -> Result<Option<String>, PmiError> {
         let kvsname = self.placement.kvsname.clone();
+        self.get_from(&kvsname, key)
+    }
+
+    /// Looks a key up in the key-value space `kvsname`.
+    pub fn get_from(&mut self, kvsname: &str, key: &str) -> Result<Option<String>, PmiError> {
         let answer = self.request(
             PmiMessage::new("get")
                 .with("kvsname", kvsname)
@@ -303,6 +326,51 @@ impl PmiClient {
         match answer.get("rc") {
             Some("0") => Ok(Some(answer.require("value")?.to_string())),
             _ => Ok(None),
+        }
+    }
+
+    /// Asks the launcher to start the processes of `commands` as one new
+    /// world, with `preput` in that world's key-value space before any of
+    /// them starts (PMI-1 `spawn`: one `mcmd` block per command, one
+    /// answer). `Err` carries the server's reason.
+    pub fn spawn(
+        &mut self,
+        commands: &[SpawnCommand],
+        preput: &[(String, String)],
+    ) -> Result<(), PmiError> {
+        let mut text = String::new();
+        for (i, c) in commands.iter().enumerate() {
+            let mut m = PmiMessage::new("spawn")
+                .with("nprocs", c.maxprocs)
+                .with("execname", &c.command)
+                .with("totspawns", commands.len())
+                .with("spawnssofar", i + 1);
+            for (n, arg) in c.args.iter().enumerate() {
+                m.push(format!("arg{}", n + 1), arg);
+            }
+            m.push("argcnt", c.args.len());
+            m.push("preput_num", preput.len());
+            for (n, (k, v)) in preput.iter().enumerate() {
+                m.push(format!("preput_key_{n}"), k);
+                m.push(format!("preput_val_{n}"), v);
+            }
+            m.push("info_num", c.info.len());
+            for (n, (k, v)) in c.info.iter().enumerate() {
+                m.push(format!("info_key_{n}"), k);
+                m.push(format!("info_val_{n}"), v);
+            }
+            text.push_str(&m.render_multiline()?);
+        }
+        log::trace!("PMI -> {}", text.replace('\n', " "));
+        self.stream.write_all(text.as_bytes())?;
+        let answer = self.expect("spawn_result")?;
+        match answer.get("rc") {
+            Some("0") => Ok(()),
+            _ => Err(PmiError::Protocol(
+                answer
+                    .get("msg")
+                    .map_or_else(|| format!("{answer}"), |m| m.replace('_', " ")),
+            )),
         }
     }
 
@@ -488,5 +556,62 @@ mod tests {
         });
         client.subscribe_failures().expect("subscribed");
         assert_eq!(answer.join().unwrap(), "cmd=oxmpi_failure_notices\n");
+    }
+
+    #[test]
+    fn spawn_sends_one_block_per_command_and_reads_one_answer() {
+        let (mut client, mut server) = connected();
+        let served = std::thread::spawn(move || {
+            let mut lines = Vec::new();
+            let mut blocks = 0;
+            while blocks < 2 {
+                let mut line = String::new();
+                server.read_line(&mut line).unwrap();
+                blocks += usize::from(line == "endcmd\n");
+                lines.push(line.trim_end().to_string());
+            }
+            writeln!(server.get_mut(), "cmd=spawn_result rc=-1 msg=no_such_host").unwrap();
+            lines
+        });
+        let commands = [
+            SpawnCommand {
+                command: "./a".into(),
+                args: vec!["x y".into()],
+                maxprocs: 2,
+                info: vec![("wdir".into(), "/tmp".into())],
+            },
+            SpawnCommand {
+                command: "./b".into(),
+                args: vec![],
+                maxprocs: 1,
+                info: vec![],
+            },
+        ];
+        let preput = [("oxmpi.parent_port".to_string(), "p:1".to_string())];
+        let err = client.spawn(&commands, &preput).unwrap_err();
+        assert_eq!(err.to_string(), "PMI protocol: no such host");
+        let lines = served.join().unwrap();
+        let first: Vec<&str> = lines.iter().map(String::as_str).take(14).collect();
+        assert_eq!(
+            first,
+            [
+                "mcmd=spawn",
+                "nprocs=2",
+                "execname=./a",
+                "totspawns=2",
+                "spawnssofar=1",
+                "arg1=x y",
+                "argcnt=1",
+                "preput_num=1",
+                "preput_key_0=oxmpi.parent_port",
+                "preput_val_0=p:1",
+                "info_num=1",
+                "info_key_0=wdir",
+                "info_val_0=/tmp",
+                "endcmd"
+            ]
+        );
+        assert!(lines[14..].contains(&"spawnssofar=2".to_string()));
+        assert!(lines[14..].contains(&"argcnt=0".to_string()));
     }
 }

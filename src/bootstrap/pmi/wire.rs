@@ -180,6 +180,37 @@ impl PmiMessage {
     }
 }
 
+impl PmiMessage {
+    /// The message in PMI-1's multi-line form (`mcmd=<cmd>`, one
+    /// `key=value` per line, `endcmd`), which `spawn` uses: values may
+    /// hold spaces and `=`, not newlines; each line fits [`MAX_LINE_LEN`].
+    pub fn render_multiline(&self) -> Result<String, WireError> {
+        check_text("command", &self.cmd, false)?;
+        let mut text = format!("mcmd={}\n", self.cmd);
+        for (k, v) in &self.fields {
+            if k.is_empty() {
+                return Err(WireError::EmptyKey(format!("={v}")));
+            }
+            check_text("key", k, true)?;
+            if let Some(bad) = v.chars().find(|&c| c == '\n' || c == '\0') {
+                return Err(WireError::Unencodable {
+                    part: "value",
+                    text: v.clone(),
+                    bad,
+                });
+            }
+            if k.len() + v.len() + 2 > MAX_LINE_LEN {
+                return Err(WireError::LineTooLong {
+                    limit: MAX_LINE_LEN,
+                });
+            }
+            text.push_str(&format!("{k}={v}\n"));
+        }
+        text.push_str("endcmd\n");
+        Ok(text)
+    }
+}
+
 /// Shows the message as its wire line without the newline, unchecked (for
 /// logs).
 impl fmt::Display for PmiMessage {
@@ -375,6 +406,21 @@ mod tests {
             assert_eq!(line.matches('\n').count(), 1);
             assert_eq!(line.parse::<PmiMessage>().unwrap(), m);
         }
+    }
+
+    #[test]
+    fn the_multi_line_form_carries_spaces_and_equals_signs() {
+        let m = PmiMessage::new("spawn")
+            .with("nprocs", 2)
+            .with("arg1", "a b=c");
+        assert_eq!(
+            m.render_multiline().unwrap(),
+            "mcmd=spawn\nnprocs=2\narg1=a b=c\nendcmd\n"
+        );
+        let bad = PmiMessage::new("spawn").with("arg1", "two\nlines");
+        assert!(bad.render_multiline().is_err());
+        let long = PmiMessage::new("spawn").with("arg1", "x".repeat(MAX_LINE_LEN));
+        assert!(long.render_multiline().is_err());
     }
 
     #[test]
