@@ -6,8 +6,8 @@
  * - MPI_Comm_join over a TCP socket between ranks 0 and 1;
  * - MPI_Comm_get_parent is MPI_COMM_NULL (nobody here was spawned);
  * - errors: an unknown port (MPI_ERR_PORT), service (MPI_ERR_NAME,
- *   MPI_ERR_SERVICE), MPI_Comm_spawn (MPI_ERR_SPAWN: the launcher cannot
- *   add processes yet). */
+ *   MPI_ERR_SERVICE), MPI_Comm_spawn of a program that does not exist
+ *   (MPI_ERR_SPAWN; spawning itself is c_tests/spawn.c's). */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -122,8 +122,11 @@ int main(int argc, char **argv) {
     CHECK(c == MPI_COMM_NULL, "a failed connect gives MPI_COMM_NULL");
     MPI_Comm_free(&self_copy);
     int errcode = 0;
-    CHECK_CLASS(MPI_Comm_spawn("true", MPI_ARGV_NULL, 1, MPI_INFO_NULL, 0, MPI_COMM_SELF, &c, &errcode),
+    CHECK_CLASS(MPI_Comm_spawn("oxmpi-no-such-program", MPI_ARGV_NULL, 1, MPI_INFO_NULL, 0,
+                               MPI_COMM_SELF, &c, &errcode),
                 MPI_ERR_SPAWN);
+    CHECK(c == MPI_COMM_NULL, "a failed spawn gives MPI_COMM_NULL");
+    CHECK(errcode == MPI_ERR_SPAWN, "errcode %d", errcode);
 
     if (size >= 2) {
         test_accept_connect(rank, size);

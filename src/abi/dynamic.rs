@@ -6,15 +6,15 @@
 //! table of this process for a singleton), `MPI_Comm_disconnect` and
 //! `MPI_Comm_get_parent`.
 //!
-//! Starting processes (`MPI_Comm_spawn`, `_multiple`) is not possible yet:
-//! oxmpi's launcher cannot add processes to a running job, so those calls
-//! fail with `MPI_ERR_SPAWN` and say so, and `MPI_Comm_get_parent` is
-//! always `MPI_COMM_NULL` (no oxmpi process has a parent).
+//! Starting processes (`MPI_Comm_spawn`, `_multiple`) and
+//! `MPI_Comm_get_parent`: the arguments are read here, at the root only;
+//! how it works is in `core::spawn`.
 use std::collections::HashMap;
 use std::os::raw::{c_char, c_int};
 use std::sync::{LazyLock, Mutex};
 
 use crate::abi::args::{in_str, write_str};
+use crate::bootstrap::pmi::client::SpawnCommand;
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::runtime;
 use crate::mpi_abi::constants::*;
@@ -112,7 +112,7 @@ pub unsafe fn comm_disconnect(comm: *mut MPI_Comm) -> MpiResult {
 }
 
 pub unsafe fn comm_get_parent(parent: &mut MPI_Comm) -> MpiResult {
-    *parent = MPI_COMM_NULL;
+    *parent = crate::core::spawn::parent();
     Ok(())
 }
 
@@ -124,7 +124,7 @@ pub unsafe fn comm_join(fd: c_int, intercomm: &mut MPI_Comm) -> MpiResult {
     let (job, me) = {
         let rt = runtime::lock();
         let p = rt.process()?;
-        (p.job_id.clone(), p.placement.rank)
+        (p.job_id.clone(), p.id())
     };
     let hello = format!("oxmpi-join {job} {me}\n");
     write_all(fd, hello.as_bytes())?;
@@ -301,46 +301,185 @@ pub unsafe fn lookup_name(
     Ok(())
 }
 
-fn spawn_refused(call: &str) -> MpiError {
-    MpiError::new(
-        MPI_ERR_SPAWN,
-        format!(
-            "{call}: oxmpi's launcher cannot add processes to a running job yet (ports, \
-             MPI_Comm_accept/connect and MPI_Comm_join connect processes of one job)"
-        ),
-    )
+/// One command's `argv`: `MPI_ARGV_NULL` (NULL) or a NULL-terminated
+/// array of strings.
+///
+/// # Safety
+/// `argv` must be NULL or a NULL-terminated array of NUL-terminated
+/// strings.
+unsafe fn argv_arg(argv: *const *mut c_char) -> MpiResult<Vec<String>> {
+    let mut args = Vec::new();
+    if argv.is_null() {
+        return Ok(args);
+    }
+    for i in 0.. {
+        // SAFETY: the array is NULL-terminated (contract), and `i` stops
+        // at its terminator.
+        let arg = unsafe { *argv.add(i) };
+        if arg.is_null() {
+            break;
+        }
+        // SAFETY: a non-NULL entry is a NUL-terminated string (contract).
+        args.push(unsafe { in_str(arg, "argv") }?);
+    }
+    Ok(args)
+}
+
+/// The keys of a spawn's info for the launcher (`host`, `wdir`, `path`
+/// mean something to oxmpi's mpiexec; it ignores the others).
+fn spawn_info(info: MPI_Info) -> MpiResult<Vec<(String, String)>> {
+    if info == MPI_INFO_NULL {
+        return Ok(Vec::new());
+    }
+    let rt = runtime::lock();
+    Ok(crate::abi::info::lookup(&rt, info)?.entries().to_vec())
+}
+
+/// One command of a spawn, read at the root.
+///
+/// # Safety
+/// `command` and `argv` as [`comm_spawn`] takes them.
+unsafe fn spawn_command(
+    command: *const c_char,
+    argv: *const *mut c_char,
+    maxprocs: c_int,
+    info: MPI_Info,
+) -> MpiResult<SpawnCommand> {
+    // SAFETY: the caller's contract.
+    let command = unsafe { in_str(command, "command") }?;
+    if command.trim().is_empty() {
+        return Err(MpiError::new(MPI_ERR_SPAWN, "the command is empty"));
+    }
+    if maxprocs < 1 {
+        return Err(MpiError::new(
+            MPI_ERR_ARG,
+            format!("maxprocs is {maxprocs}: at least one process must be started"),
+        ));
+    }
+    Ok(SpawnCommand {
+        command,
+        // SAFETY: the caller's contract.
+        args: unsafe { argv_arg(argv) }?,
+        maxprocs: maxprocs as u32,
+        info: spawn_info(info)?,
+    })
+}
+
+/// Runs a spawn whose commands `read` reads at the root, and fills
+/// `errcodes` (unless `MPI_ERRCODES_IGNORE`): `MPI_SUCCESS` for every
+/// process started (every member learns their number from the new
+/// intercommunicator), or, at the root when nothing was started, the
+/// error's class for each process asked for.
+///
+/// # Safety
+/// `errcodes` must be NULL or have room for one `int` per process started
+/// (asked for, at the root).
+unsafe fn run_spawn(
+    read: impl FnOnce() -> MpiResult<Vec<SpawnCommand>>,
+    root: c_int,
+    comm: MPI_Comm,
+    intercomm: &mut MPI_Comm,
+    errcodes: *mut c_int,
+) -> MpiResult {
+    check_root(root, comm)?;
+    let asked = std::cell::Cell::new(0usize);
+    let result = crate::core::spawn::spawn(
+        || {
+            let commands = read()?;
+            asked.set(commands.iter().map(|c| c.maxprocs as usize).sum());
+            Ok(commands)
+        },
+        root,
+        comm,
+    );
+    let (codes, code) = match &result {
+        Ok(h) => (runtime::lock().comms().get(*h)?.peers().len(), MPI_SUCCESS),
+        Err(e) => (asked.get(), e.class),
+    };
+    if !errcodes.is_null() {
+        for i in 0..codes {
+            // SAFETY: room for one int per process (this function's
+            // contract).
+            unsafe { *errcodes.add(i) = code };
+        }
+    }
+    *intercomm = result?;
+    Ok(())
 }
 
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn comm_spawn(
-    _command: *const c_char,
-    _argv: *mut *mut c_char,
-    _maxprocs: c_int,
+    command: *const c_char,
+    argv: *mut *mut c_char,
+    maxprocs: c_int,
     info: MPI_Info,
     root: c_int,
     comm: MPI_Comm,
     intercomm: &mut MPI_Comm,
-    _array_of_errcodes: *mut c_int,
+    array_of_errcodes: *mut c_int,
 ) -> MpiResult {
     *intercomm = MPI_COMM_NULL;
-    check_root(root, comm)?;
-    crate::abi::info::check_ignored(&runtime::lock(), info)?;
-    Err(spawn_refused("MPI_Comm_spawn"))
+    // SAFETY: MPI_Comm_spawn's arguments, significant (and read) at the
+    // root only; `array_of_errcodes` has room for `maxprocs` ints.
+    unsafe {
+        run_spawn(
+            || Ok(vec![spawn_command(command, argv, maxprocs, info)?]),
+            root,
+            comm,
+            intercomm,
+            array_of_errcodes,
+        )
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn comm_spawn_multiple(
-    _count: c_int,
-    _array_of_commands: *mut *mut c_char,
-    _array_of_argv: *mut *mut *mut c_char,
-    _array_of_maxprocs: *const c_int,
-    _array_of_info: *const MPI_Info,
+    count: c_int,
+    array_of_commands: *mut *mut c_char,
+    array_of_argv: *mut *mut *mut c_char,
+    array_of_maxprocs: *const c_int,
+    array_of_info: *const MPI_Info,
     root: c_int,
     comm: MPI_Comm,
     intercomm: &mut MPI_Comm,
-    _array_of_errcodes: *mut c_int,
+    array_of_errcodes: *mut c_int,
 ) -> MpiResult {
     *intercomm = MPI_COMM_NULL;
-    check_root(root, comm)?;
-    Err(spawn_refused("MPI_Comm_spawn_multiple"))
+    let read = || {
+        if count < 1 {
+            return Err(MpiError::new(
+                MPI_ERR_ARG,
+                format!("count is {count}: at least one command"),
+            ));
+        }
+        if array_of_commands.is_null() || array_of_maxprocs.is_null() || array_of_info.is_null() {
+            return Err(MpiError::new(
+                MPI_ERR_ARG,
+                "array_of_commands, array_of_maxprocs and array_of_info must not be NULL",
+            ));
+        }
+        (0..count as usize)
+            .map(|i| {
+                // SAFETY: the arrays have `count` entries (MPI's contract);
+                // `array_of_argv` is NULL (MPI_ARGVS_NULL) or has `count`
+                // entries, each MPI_ARGV_NULL or a NULL-terminated array.
+                unsafe {
+                    let argv = if array_of_argv.is_null() {
+                        std::ptr::null()
+                    } else {
+                        *array_of_argv.add(i)
+                    };
+                    spawn_command(
+                        *array_of_commands.add(i),
+                        argv,
+                        *array_of_maxprocs.add(i),
+                        *array_of_info.add(i),
+                    )
+                }
+            })
+            .collect()
+    };
+    // SAFETY: the arguments are read at the root only, as above;
+    // `array_of_errcodes` has room for one int per process asked for.
+    unsafe { run_spawn(read, root, comm, intercomm, array_of_errcodes) }
 }

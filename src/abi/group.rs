@@ -36,7 +36,7 @@ pub unsafe fn size(group: MPI_Group, size: &mut c_int) -> MpiResult {
 pub unsafe fn rank(group: MPI_Group, rank: &mut c_int) -> MpiResult {
     let rt = runtime::lock();
     let g = group_of(&rt, group)?;
-    let me = rt.process()?.placement.rank;
+    let me = rt.job_rank()?;
     *rank = g.rank_of(me).map_or(MPI_UNDEFINED, |r| r as c_int);
     Ok(())
 }

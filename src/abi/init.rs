@@ -37,6 +37,8 @@ pub unsafe fn init_thread(
 fn init_world(required: c_int) -> MpiResult<c_int> {
     let provided = Runtime::init_world(runtime::lock(), required)?;
     wtime_origin();
+    // A spawned world connects to its parents (see `core::spawn`).
+    crate::core::spawn::connect_to_parent()?;
     Ok(provided)
 }
 

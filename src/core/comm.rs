@@ -48,6 +48,9 @@ pub struct Communicator {
     /// program that duplicates `MPI_COMM_WORLD` and then sets
     /// `MPI_ERRORS_RETURN` on it gets errors returned on the duplicate too.
     pub follows_world_errhandler: bool,
+    /// The intercommunicator to the parents of this spawned process
+    /// (`MPI_Comm_get_parent` returns it until it is freed).
+    pub spawn_parent: bool,
 }
 
 impl Communicator {
@@ -73,6 +76,7 @@ impl Communicator {
             topology: None,
             acked_failures: Vec::new(),
             follows_world_errhandler: false,
+            spawn_parent: false,
         }
     }
 
@@ -239,6 +243,16 @@ impl Comms {
         self.user
             .as_ref()
             .map_or(Vec::new(), |t| t.iter().map(|(h, _)| h).collect())
+    }
+
+    /// The intercommunicator to this spawned process's parents, while it
+    /// lives.
+    pub fn spawn_parent(&self) -> Option<MPI_Comm> {
+        self.user
+            .as_ref()?
+            .iter()
+            .find(|(_, c)| c.spawn_parent)
+            .map(|(h, _)| h)
     }
 
     /// Every live communicator: the predefined ones, then the user's.

@@ -145,6 +145,15 @@ impl Epochs {
         self.live.as_mut().map(|instance| (latest, instance))
     }
 
+    /// Before the first epoch of a spawned process: its epochs continue
+    /// its parents' numbering, so that its first epoch is theirs (peers
+    /// talk only within one epoch).
+    pub fn start_at(&mut self, first: Epoch) {
+        if self.latest == Epoch::NONE && first > Epoch::NONE {
+            self.latest = Epoch(first.0 - 1);
+        }
+    }
+
     /// A new user of the instance (the world model or a session): starts
     /// an epoch when none is live, else joins the live one.
     pub fn enter(&mut self, process: &mut Process) -> MpiResult<Epoch> {
@@ -197,7 +206,7 @@ impl Epochs {
     /// Sets up an epoch's transports (or renews the kept ones) and
     /// publishes this process's card for the epoch.
     fn open_endpoints(&mut self, process: &mut Process, epoch: Epoch) -> MpiResult<Endpoints> {
-        let me = process.placement.rank;
+        let me = process.id();
         let Some(pmi) = process.pmi.as_mut() else {
             return Ok(Endpoints::new(me, epoch.tag()));
         };
@@ -268,7 +277,7 @@ impl Epochs {
             shm_segment: name,
             tcp: endpoints.tcp_address().unwrap_or_default(),
         };
-        pmi.put(&epoch.card_key(me), &card.to_string())
+        pmi.put_in(&process.card_kvs, &epoch.card_key(me), &card.to_string())
             .map_err(|e| {
                 MpiError::new(
                     MPI_ERR_OTHER,

@@ -81,7 +81,7 @@ proptest! {
     #[test]
     fn fuzz_psets_any_definition_parses_or_is_ignored(defs in "\\PC{0,60}", size in 1u32..9, rank in 0u32..9) {
         let rank = rank % size;
-        let sets = ProcessSets::new(rank, size, None, Some(&defs));
+        let sets = ProcessSets::new(0..size, rank, None, Some(&defs));
         prop_assert!(sets.len() >= 3);
         prop_assert_eq!(&*sets.members("mpi://WORLD").expect("world"), &(0..size).collect::<Vec<_>>()[..]);
         prop_assert_eq!(&*sets.members("mpi://self").expect("self"), &[rank][..]);

@@ -29,5 +29,6 @@ pub mod progress;
 pub mod pset;
 pub mod runtime;
 pub mod session;
+pub mod spawn;
 pub mod tool;
 pub mod topology;

@@ -14,13 +14,14 @@
 //! one per `MPI_Comm_accept`, in the order they came.
 //!
 //! Limits, said where they bite: a port connects processes of the job that
-//! opened it (oxmpi cannot start or reach processes of another job yet), in
+//! opened it (its first world and the worlds spawned from it: `spawn`;
+//! oxmpi cannot reach processes of another job), in
 //! the epoch in which it was opened; `MPI_Comm_connect` to a port nobody
 //! accepts on waits (MPI allows an error after a timeout).
 use std::collections::HashSet;
 use std::os::raw::c_int;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{LazyLock, Mutex};
 
 use super::collective::channel::Channel;
 use super::comm::ProcessId;
@@ -89,12 +90,11 @@ impl Port {
     }
 }
 
-/// This process's job, id, epoch and the job's processes.
+/// This process's job, id and epoch.
 struct Here {
     job: String,
     me: ProcessId,
     epoch: Epoch,
-    processes: Arc<[ProcessId]>,
 }
 
 fn here() -> MpiResult<Here> {
@@ -103,10 +103,23 @@ fn here() -> MpiResult<Here> {
     let process = rt.process()?;
     Ok(Here {
         job: process.job_id.clone(),
-        me: process.placement.rank as ProcessId,
+        me: process.id(),
         epoch,
-        processes: (0..process.placement.size as ProcessId).collect(),
     })
+}
+
+impl Here {
+    /// A private channel whose ranks are process ids, covering this
+    /// process and `others` (ids are job-wide: processes a spawn started
+    /// come after the first world, see `Process::world_base`).
+    fn channel(&self, others: &[ProcessId], context_id: u64) -> Channel {
+        let end = others.iter().copied().chain([self.me]).max().unwrap_or(0) + 1;
+        Channel {
+            members: (0..end).collect(),
+            rank: self.me as usize,
+            context_id,
+        }
+    }
 }
 
 /// `MPI_Open_port`.
@@ -135,9 +148,9 @@ pub fn close(name: &str) -> MpiResult {
     }
 }
 
-/// The private channel of a port (or of a join), in this epoch, checked
-/// against the name's job and epoch.
-fn channel(port: &Port, key: &str, h: &Here) -> MpiResult<Channel> {
+/// The private channel of a port, in this epoch, checked against the
+/// name's job and epoch.
+fn channel(port: &Port, h: &Here) -> MpiResult<Channel> {
     if port.job != h.job {
         return Err(MpiError::new(
             MPI_ERR_PORT,
@@ -150,36 +163,44 @@ fn channel(port: &Port, key: &str, h: &Here) -> MpiResult<Channel> {
             "the port was opened in another epoch (before a re-initialization)",
         ));
     }
-    if port.owner as usize >= h.processes.len() {
-        return Err(MpiError::new(
-            MPI_ERR_PORT,
-            format!("process {} is not in this job", port.owner),
-        ));
-    }
-    Ok(Channel {
-        members: h.processes.clone(),
-        rank: h.me as usize,
-        context_id: h.epoch.context_id(pre_context_number(key, &[], 0)),
-    })
+    Ok(h.channel(
+        &[port.owner],
+        h.epoch.context_id(pre_context_number(&port.name(), &[], 0)),
+    ))
+}
+
+/// The epoch a port was opened in (a spawned process's first epoch is
+/// its parents', see `Epochs::start_at`); `None` for a name oxmpi did not
+/// give out.
+pub fn epoch_of(name: &str) -> Option<Epoch> {
+    Port::parse(name).ok().map(|p| Epoch::of_context(p.epoch))
 }
 
 /// `MPI_Comm_accept`: `name` is significant at `root` only, which must
 /// have opened the port.
 pub fn accept(name: &str, root: c_int, comm: MPI_Comm) -> MpiResult<MPI_Comm> {
-    create_with(comm, root, |mine| {
-        let h = here()?;
-        let port = Port::parse(name)?;
-        if port.owner != h.me || !open_ports().contains(name.trim()) {
-            return Err(MpiError::new(
-                MPI_ERR_PORT,
-                format!("\"{name}\" is not a port this process has open"),
-            ));
-        }
-        let ch = channel(&port, &port.name(), &h)?;
-        let (from, theirs) = recv_list_from_any(&ch, TAG_CONNECT)?;
-        send_list(&ch, from, TAG_ACCEPT, mine)?;
-        Ok(theirs)
-    })
+    create_with(comm, root, |mine| answer(name, mine))
+}
+
+/// The accepting leader's side of a connection to port `name`, which this
+/// process has open: the first connecting group's list in, this group's
+/// (`mine`) out (see `intercomm::create_with`).
+pub fn answer(name: &str, mine: &[u64]) -> MpiResult<Vec<u64>> {
+    let h = here()?;
+    let port = Port::parse(name)?;
+    if port.owner != h.me || !open_ports().contains(name.trim()) {
+        return Err(MpiError::new(
+            MPI_ERR_PORT,
+            format!("\"{name}\" is not a port this process has open"),
+        ));
+    }
+    let ch = channel(&port, &h)?;
+    let (from, theirs) = recv_list_from_any(&ch, TAG_CONNECT)?;
+    // The connecting leader may be a process this one has not heard of
+    // (a spawned one): the answer goes on a channel that covers it.
+    let ch = h.channel(&[from as ProcessId], ch.context_id);
+    send_list(&ch, from, TAG_ACCEPT, mine)?;
+    Ok(theirs)
 }
 
 /// `MPI_Comm_connect`: `name` is significant at `root` only.
@@ -187,7 +208,7 @@ pub fn connect(name: &str, root: c_int, comm: MPI_Comm) -> MpiResult<MPI_Comm> {
     create_with(comm, root, |mine| {
         let h = here()?;
         let port = Port::parse(name)?;
-        let ch = channel(&port, &port.name(), &h)?;
+        let ch = channel(&port, &h)?;
         let owner = port.owner as usize;
         send_list(&ch, owner, TAG_CONNECT, mine)?;
         recv_list(&ch, owner, TAG_ACCEPT)
@@ -200,20 +221,18 @@ pub fn connect(name: &str, root: c_int, comm: MPI_Comm) -> MpiResult<MPI_Comm> {
 /// joins of the pair, so each has its own context.
 pub fn join(peer: ProcessId, comm: MPI_Comm, use_count: u64) -> MpiResult<MPI_Comm> {
     let h = here()?;
-    if peer == h.me || peer as usize >= h.processes.len() {
+    if peer == h.me {
         return Err(MpiError::new(
             MPI_ERR_ARG,
             format!("the other end of the socket is process {peer}, which cannot join this one"),
         ));
     }
     let (low, high) = (h.me.min(peer), h.me.max(peer));
-    let ch = Channel {
-        members: h.processes.clone(),
-        rank: h.me as usize,
-        context_id: h
-            .epoch
+    let ch = h.channel(
+        &[peer],
+        h.epoch
             .context_id(pre_context_number("join", &[low, high], use_count)),
-    };
+    );
     create_with(comm, 0, |mine| {
         if h.me == low {
             let theirs = recv_list(&ch, peer as usize, TAG_CONNECT)?;

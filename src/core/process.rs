@@ -27,11 +27,26 @@ pub struct Process {
     pub puts_visible_at_once: bool,
     /// The process sets sessions offer.
     pub psets: ProcessSets,
-    /// The ranks the launcher placed on this node (`PMI_process_mapping`),
+    /// The processes the launcher placed on this node (`PMI_process_mapping`),
     /// this one included; `None` when the launcher did not say. The
     /// authority on which peers may share memory with this process.
     pub node_ranks: Option<Vec<ProcessId>>,
+    /// The process id of this process's world's rank 0. Process ids are
+    /// job-wide: the first world has 0..n, the processes a
+    /// `MPI_Comm_spawn` started follow (oxmpi's mpiexec numbers them and
+    /// says where their world starts in `OXMPI_WORLD_BASE`).
+    pub world_base: ProcessId,
+    /// The key-value space holding the job's business cards: the first
+    /// world's (`OXMPI_JOB_KVS` in a spawned world), so that every process
+    /// of the job finds every other's card under one name.
+    pub card_kvs: String,
+    /// The port of the `MPI_Comm_spawn` that started this process (its
+    /// world connects to it in `MPI_Init`); `None` when not spawned.
+    pub parent_port: Option<String>,
 }
+
+/// The PMI key under which a spawned world finds its parents' port.
+pub const PARENT_PORT_KEY: &str = "oxmpi.parent_port";
 
 impl Process {
     /// Connects to the launcher, or becomes a singleton when there is none.
@@ -57,6 +72,23 @@ impl Process {
                 vallen_max: 1024,
             },
         };
+        let world_base = match std::env::var("OXMPI_WORLD_BASE") {
+            Ok(v) => v.trim().parse::<ProcessId>().map_err(|_| {
+                MpiError::new(
+                    MPI_ERR_OTHER,
+                    format!("OXMPI_WORLD_BASE={v} is not a number"),
+                )
+            })?,
+            Err(_) => 0,
+        };
+        let spawned = std::env::var("PMI_SPAWNED").is_ok_and(|v| v.trim() == "1");
+        let parent_port = match pmi.as_mut().filter(|_| spawned) {
+            Some(client) => client.get(PARENT_PORT_KEY).map_err(|e| {
+                MpiError::new(MPI_ERR_OTHER, format!("reading the parent's port: {e}"))
+            })?,
+            None => None,
+        };
+        let card_kvs = std::env::var("OXMPI_JOB_KVS").unwrap_or_else(|_| placement.kvsname.clone());
         super::abort::set_rank(placement.rank);
         super::attributes::set_job_values(placement.universe_size, placement.appnum);
         register_exit_handler();
@@ -100,8 +132,9 @@ impl Process {
                 .and_then(|v| process_mapping::parse(&v))
                 .and_then(|t| {
                     process_mapping::ranks_sharing_node(&t, placement.size, placement.rank)
-                }),
-            None => Some(vec![placement.rank]),
+                })
+                .map(|ranks| ranks.into_iter().map(|r| world_base + r).collect()),
+            None => Some(vec![world_base + placement.rank]),
         };
         if crate::config::get().transport == crate::config::TransportChoice::Shm {
             if let Some(local) = &shared {
@@ -119,8 +152,8 @@ impl Process {
         }
         super::progress::set_local_processes(local_count as usize);
         let psets = ProcessSets::new(
-            placement.rank,
-            placement.size,
+            world_base..world_base + placement.size,
+            world_base + placement.rank,
             shared.clone(),
             crate::config::get().psets.as_deref(),
         );
@@ -135,7 +168,21 @@ impl Process {
             local_index,
             local_count,
             puts_visible_at_once: oxmpi_job.is_some(),
+            world_base,
+            card_kvs,
+            parent_port,
         })
+    }
+
+    /// This process's job-wide id.
+    pub fn id(&self) -> ProcessId {
+        self.world_base + self.placement.rank
+    }
+
+    /// The process ids of this process's world (`MPI_COMM_WORLD`,
+    /// `mpi://WORLD`), in rank order.
+    pub fn world(&self) -> std::ops::Range<ProcessId> {
+        self.world_base..self.world_base + self.placement.size
     }
 }
 

@@ -41,20 +41,22 @@ pub fn parse_rank_list(text: &str, size: u32) -> Result<Vec<ProcessId>, String> 
 }
 
 impl ProcessSets {
-    /// The sets of a process of rank `rank` in a job of `size`, whose node
-    /// holds `shared` (None: unknown, then only itself).
+    /// The sets of process `me` of the world `world` (process ids), whose
+    /// node holds `shared` (None: unknown, then only itself). The ranks of
+    /// `launcher_sets` are ranks of the world.
     pub fn new(
-        rank: ProcessId,
-        size: u32,
+        world: std::ops::Range<ProcessId>,
+        me: ProcessId,
         shared: Option<Vec<ProcessId>>,
         launcher_sets: Option<&str>,
     ) -> ProcessSets {
+        let size = world.end - world.start;
         let mut sets: Vec<(String, Arc<[ProcessId]>)> = vec![
-            ("mpi://WORLD".to_string(), (0..size).collect()),
-            ("mpi://SELF".to_string(), vec![rank].into()),
+            ("mpi://WORLD".to_string(), world.clone().collect()),
+            ("mpi://SELF".to_string(), vec![me].into()),
             (
                 "mpix://SHARED".to_string(),
-                shared.unwrap_or_else(|| vec![rank]).into(),
+                shared.unwrap_or_else(|| vec![me]).into(),
             ),
         ];
         for def in launcher_sets
@@ -68,7 +70,10 @@ impl ProcessSets {
                 continue;
             };
             match parse_rank_list(list, size) {
-                Ok(ranks) => sets.push((name.trim().to_string(), ranks.into())),
+                Ok(ranks) => sets.push((
+                    name.trim().to_string(),
+                    ranks.into_iter().map(|r| world.start + r).collect(),
+                )),
                 Err(e) => log::warn!("ignoring process set '{name}': {e}"),
             }
         }
@@ -109,8 +114,8 @@ mod tests {
     #[test]
     fn predefined_and_launcher_sets_case_insensitive() {
         let s = ProcessSets::new(
+            0..6,
             2,
-            6,
             Some(vec![0, 1, 2]),
             Some("app://even=0,2,4;app://high=3-5;bad"),
         );
@@ -123,5 +128,14 @@ mod tests {
         assert_eq!(s.members("mpi://nope").unwrap_err().class, MPI_ERR_ARG);
         assert_eq!(s.name(9).unwrap_err().class, MPI_ERR_ARG);
         assert!(parse_rank_list("0,9", 4).is_err());
+    }
+
+    #[test]
+    fn a_spawned_world_names_its_own_processes() {
+        // The second world of a job: process ids 4..7, this one rank 1.
+        let s = ProcessSets::new(4..7, 5, Some(vec![4, 5, 6]), Some("app://last=2"));
+        assert_eq!(&*s.members("mpi://WORLD").unwrap(), &[4, 5, 6]);
+        assert_eq!(&*s.members("mpi://SELF").unwrap(), &[5]);
+        assert_eq!(&*s.members("app://last").unwrap(), &[6]);
     }
 }

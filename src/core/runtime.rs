@@ -128,8 +128,6 @@ pub fn leave_instance(mut rt: RuntimeGuard) {
 impl Runtime {
     // ---- The process and its epochs ----
 
-    /// What this process learned from its launcher (after the first
-    /// initialization).
     /// This process's PMI connection (`None` for a singleton), for the
     /// launcher's services (the name service).
     pub fn pmi_mut(&mut self) -> MpiResult<Option<&mut crate::bootstrap::pmi::client::PmiClient>> {
@@ -140,15 +138,17 @@ impl Runtime {
         Ok(process.pmi.as_mut())
     }
 
+    /// What this process learned from its launcher (after the first
+    /// initialization).
     pub fn process(&self) -> MpiResult<&Process> {
         self.process
             .as_ref()
             .ok_or_else(|| MpiError::new(MPI_ERR_OTHER, "MPI is not initialized"))
     }
 
-    /// This process's rank in its job.
+    /// This process's job-wide id (see `Process::id`).
     pub fn job_rank(&self) -> MpiResult<u32> {
-        Ok(self.process()?.placement.rank)
+        Ok(self.process()?.id())
     }
 
     /// The live epoch.
@@ -161,7 +161,15 @@ impl Runtime {
     /// has just started.
     pub fn enter_instance(&mut self) -> MpiResult<(Epoch, bool)> {
         if self.process.is_none() {
-            self.process = Some(Process::bootstrap()?);
+            let process = Process::bootstrap()?;
+            if let Some(first) = process
+                .parent_port
+                .as_deref()
+                .and_then(super::ports::epoch_of)
+            {
+                self.epochs.start_at(first);
+            }
+            self.process = Some(process);
         }
         let process = self.process.as_mut().expect("just bootstrapped");
         let new = self.epochs.current().is_none();
@@ -285,9 +293,12 @@ impl Runtime {
         }
         let wanted = instance.endpoints.wanted();
         if !wanted.is_empty() {
-            if let Some(pmi) = self.process.as_mut().and_then(|p| p.pmi.as_mut()) {
+            if let Some(process) = self.process.as_mut() {
+                let Some(pmi) = process.pmi.as_mut() else {
+                    return moved;
+                };
                 for peer in wanted {
-                    let card = match pmi.get(&epoch.card_key(peer)) {
+                    let card = match pmi.get_from(&process.card_kvs, &epoch.card_key(peer)) {
                         Ok(text) => text.and_then(|t| Card::parse(&t)),
                         Err(e) => {
                             log::warn!("looking up the card of process {peer}: {e}");
@@ -477,13 +488,14 @@ impl Runtime {
 
     /// Sets up MPI_COMM_WORLD and MPI_COMM_SELF for the world model.
     fn create_world_comms(&mut self, epoch: Epoch) -> MpiResult {
-        let placement = self.process()?.placement.clone();
+        let process = self.process()?;
+        let (world_ids, me) = (process.world(), process.id());
         let world = Communicator {
             name: "MPI_COMM_WORLD".into(),
             follows_world_errhandler: true,
             ..Communicator::new(
-                (0..placement.size).collect(),
-                placement.rank as usize,
+                world_ids.clone().collect(),
+                (me - world_ids.start) as usize,
                 epoch,
                 WORLD_CONTEXT,
                 MPI_ERRORS_ARE_FATAL,
@@ -493,7 +505,7 @@ impl Runtime {
             name: "MPI_COMM_SELF".into(),
             follows_world_errhandler: true,
             ..Communicator::new(
-                vec![placement.rank].into(),
+                vec![me].into(),
                 0,
                 epoch,
                 SELF_CONTEXT,
