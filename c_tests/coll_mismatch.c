@@ -1,5 +1,6 @@
 /* Collectives whose members disagree on the amount of data (erroneous
- * programs, detectable when a member receives more than it expects): under
+ * programs, detectable when a member receives more than it expects, or,
+ * in a broadcast's tree, less): under
  * MPI_ERRORS_RETURN no member crashes or hangs, each returns MPI_SUCCESS
  * or MPI_ERR_TRUNCATE, at least one member notices (the root of an
  * MPI_Gather that gets more from another rank always does; elsewhere who
@@ -40,6 +41,16 @@ int main(int argc, char **argv) {
         int n = lengths[l];
         int big = 2 * n;
         judge("MPI_Bcast, the root sends more", MPI_Bcast(buf, rank == 0 ? big : n, MPI_INT, 0, MPI_COMM_WORLD), 0);
+        /* Through the broadcast tree (below 64 KiB), a member that gets
+         * less than it expects notices, and forwards an empty message so
+         * that every member below it notices too. */
+        int tree = (size_t)n * sizeof(int) < 64 * 1024 || size < 8;
+        judge("MPI_Bcast, the root sends less", MPI_Bcast(buf, rank == 0 ? n / 2 : n, MPI_INT, 0, MPI_COMM_WORLD),
+              tree && rank != 0);
+        MPI_Request r;
+        int rc = MPI_Ibcast(buf, rank == 0 ? n : big, MPI_INT, 0, MPI_COMM_WORLD, &r);
+        if (rc == MPI_SUCCESS) rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+        judge("MPI_Ibcast, the others expect more", rc, tree && rank != 0);
         judge("MPI_Bcast, the root sends doubles, the others expect ints",
               MPI_Bcast(buf, n, rank == 0 ? MPI_DOUBLE : MPI_INT, 0, MPI_COMM_WORLD), 0);
         judge("MPI_Gather, rank 1 sends more",

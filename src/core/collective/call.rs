@@ -17,10 +17,11 @@
 //! engine with a dangling buffer.
 //!
 //! Mismatched calls: a member that receives more than its block (the
-//! members' counts or datatypes disagree: an erroneous program) keeps what
-//! fits and, in a call run with [`Call::run`], goes on with its part of the
-//! algorithm, returning `MPI_ERR_TRUNCATE` at the end; stopping at once
-//! would leave the members that wait for what it forwards hanging.
+//! members' counts or datatypes disagree: an erroneous program), or less
+//! where it asked for an exact fill ([`Call::post_recv_exact`]), keeps
+//! what fits and, in a call run with [`Call::run`], goes on with its part
+//! of the algorithm, returning `MPI_ERR_TRUNCATE` at the end; stopping at
+//! once would leave the members that wait for what it forwards hanging.
 use std::future::Future;
 use std::marker::PhantomData;
 use std::os::raw::c_int;
@@ -48,6 +49,9 @@ pub struct Call {
 #[must_use = "a posted operation must be completed"]
 pub struct Posted<'a> {
     id: MPI_Request,
+    /// A receive that must fill its buffer exactly (see
+    /// [`Call::post_recv_exact`]).
+    exact: Option<usize>,
     _buffer: PhantomData<&'a mut [u8]>,
 }
 
@@ -126,6 +130,7 @@ impl Call {
         let id = self.ch.isend(dest, self.tag, data)?;
         Ok(Posted {
             id,
+            exact: None,
             _buffer: PhantomData,
         })
     }
@@ -134,8 +139,30 @@ impl Call {
         let id = self.ch.irecv(source, self.tag, buf)?;
         Ok(Posted {
             id,
+            exact: None,
             _buffer: PhantomData,
         })
+    }
+
+    /// As [`Call::post_recv`], for a message that must fill `buf`: a
+    /// shorter one is a mismatch of the members' counts or datatypes,
+    /// reported (and kept, in a call run with [`Call::run`]) as a
+    /// truncation is.
+    pub fn post_recv_exact<'a>(&self, source: usize, buf: &'a mut [u8]) -> MpiResult<Posted<'a>> {
+        let len = buf.len();
+        let mut posted = self.post_recv(source, buf)?;
+        posted.exact = Some(len);
+        Ok(posted)
+    }
+
+    /// Whether a mismatch was kept for the end of this call (see
+    /// [`Call::run`]): algorithms that forward what they received then
+    /// forward an empty message instead, so every member downstream sees
+    /// the mismatch too.
+    pub fn has_kept_mismatch(&self) -> bool {
+        self.truncated
+            .as_ref()
+            .is_some_and(|kept| kept.lock().unwrap_or_else(|e| e.into_inner()).is_some())
     }
 
     /// Waits for all of `posted`; the first failure (a truncated receive,
@@ -147,7 +174,7 @@ impl Call {
         std::future::poll_fn(|_| {
             let mut rt = runtime::lock();
             for p in posted.iter_mut().filter(|p| p.id != MPI_REQUEST_NULL) {
-                match take_if_complete(&mut rt, p.id) {
+                match take_if_complete(&mut rt, p.id, p.exact) {
                     Ok(None) => continue,
                     Ok(Some(result)) => {
                         if let Err(e) = result {
@@ -203,7 +230,11 @@ impl Call {
 }
 
 /// The outcome of a request if it has finished (removing it).
-fn take_if_complete(rt: &mut Runtime, id: MPI_Request) -> MpiResult<Option<MpiResult>> {
+fn take_if_complete(
+    rt: &mut Runtime,
+    id: MPI_Request,
+    exact: Option<usize>,
+) -> MpiResult<Option<MpiResult>> {
     let req = rt
         .engine()
         .requests
@@ -219,16 +250,28 @@ fn take_if_complete(rt: &mut Runtime, id: MPI_Request) -> MpiResult<Option<MpiRe
         .expect("the request is complete");
     Ok(Some(match error {
         Some(e) => Err(e),
-        None => status_result(&status),
+        None => status_result(&status, exact),
     }))
 }
 
 /// A finished receive's status as a result: collectives receive whole
-/// blocks, so a message larger than its block means the members' type
+/// blocks, so a message larger than its block (or, for a receive that must
+/// fill its buffer, `exact`, a smaller one) means the members' type
 /// signatures do not match.
-fn status_result(status: &MPI_Status) -> MpiResult {
+fn status_result(status: &MPI_Status, exact: Option<usize>) -> MpiResult {
     match status.MPI_ERROR {
-        MPI_SUCCESS => Ok(()),
+        MPI_SUCCESS => match exact {
+            Some(len) if (status.byte_count() as usize) < len => Err(MpiError::new(
+                MPI_ERR_TRUNCATE,
+                format!(
+                    "rank {} sent {} bytes where this collective call expects {len}: \
+                     the members' counts and datatypes do not match",
+                    status.MPI_SOURCE,
+                    status.byte_count()
+                ),
+            )),
+            _ => Ok(()),
+        },
         MPI_ERR_TRUNCATE => Err(MpiError::new(
             MPI_ERR_TRUNCATE,
             format!(
@@ -254,6 +297,6 @@ impl Drop for Posted<'_> {
         // A receive that has not matched yet can be cancelled; anything
         // else is waited for, so the buffer is not released under it.
         let _ = runtime::lock().engine().cancel(id);
-        let _ = block_on(|rt| take_if_complete(rt, id));
+        let _ = block_on(|rt| take_if_complete(rt, id, None));
     }
 }

@@ -67,9 +67,12 @@ pub async fn bcast(call: &Call, data: &mut [u8], root: usize) -> MpiResult {
     let v = relative(call.rank(), root, p);
     let low = lowbit(v, p);
     if v != 0 {
-        call.recv(absolute(v - low, root, p), data).await?;
+        let r = call.post_recv_exact(absolute(v - low, root, p), data)?;
+        call.complete(vec![r]).await?;
     }
-    let data: &[u8] = data;
+    // After a mismatch (the members' counts differ), an empty message goes
+    // on instead, so that every member below sees one too.
+    let data: &[u8] = if call.has_kept_mismatch() { &[] } else { data };
     let mut sends = Vec::new();
     let mut m = low >> 1;
     while m > 0 {
