@@ -187,12 +187,15 @@ impl PmiConnection {
                 }
             };
             if let Some(block) = self.multiline.as_mut() {
+                // One `key=value` per line: the value is the rest of the
+                // line, spaces and `=` included (a spawned program's
+                // arguments, `argN=`, may hold both).
                 if line.trim() == "endcmd" {
                     incoming.extend(self.multiline.take().map(Incoming::Request));
-                } else {
-                    for (k, v) in line.split(' ').filter_map(|t| t.split_once('=')) {
-                        block.push(k, v);
-                    }
+                } else if let Some((k, v)) = line.split_once('=') {
+                    block.push(k.trim(), v);
+                } else if !line.trim().is_empty() {
+                    log::debug!("ignoring {line:?} in a multi-line PMI command");
                 }
                 continue;
             }
@@ -303,6 +306,21 @@ mod tests {
             requests(incoming),
             ["cmd=spawn nprocs=2 execname=a.out", "cmd=get_appnum"]
         );
+    }
+
+    #[test]
+    fn multiline_values_keep_spaces_and_equals_signs() {
+        let (mut conn, mut client) = pair();
+        client
+            .write_all(b"mcmd=spawn\nnprocs=1\narg1=a b=c\narg2= x \nargcnt=2\nendcmd\n")
+            .unwrap();
+        let (incoming, _) = conn.read_available();
+        let [Incoming::Request(msg)] = incoming.as_slice() else {
+            panic!("{incoming:?}");
+        };
+        assert_eq!(msg.get("arg1"), Some("a b=c"));
+        assert_eq!(msg.get("arg2"), Some(" x "));
+        assert_eq!(msg.get("argcnt"), Some("2"));
     }
 
     #[test]

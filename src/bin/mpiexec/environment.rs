@@ -4,8 +4,10 @@
 //!
 //! Invariant: the job variables (`PMI_FD` or `PMI_PORT`/`PMI_ID`,
 //! `PMI_RANK`, `PMI_SIZE`, `MPI_LOCALNRANKS`, `MPI_LOCALRANKID`,
-//! `OXMPI_JOBID`, `OXMPI_JOB_SECRET`, `OXMPI_LAUNCHER_PID`) are always mpiexec's, whatever was
-//! inherited or given with `-env`, and an inherited `PMI_PORT` or `PMI_ID`
+//! `OXMPI_JOBID`, `OXMPI_JOB_SECRET`, `OXMPI_LAUNCHER_PID`, and for spawned
+//! processes `PMI_SPAWNED`, `OXMPI_WORLD_BASE`, `OXMPI_JOB_KVS`) are always
+//! mpiexec's, whatever was inherited or given with `-env` (a process that
+//! was not spawned never has the spawn ones), and an inherited `PMI_PORT` or `PMI_ID`
 //! (from an outer launcher) never reaches a rank, so a rank talks to this
 //! mpiexec only.
 
@@ -14,7 +16,7 @@ use std::ffi::{OsStr, OsString};
 use crate::options::EnvInheritance;
 
 /// The variables set per rank; never inherited or overridden.
-const JOB_VARS: [&str; 10] = [
+const JOB_VARS: [&str; 13] = [
     "PMI_FD",
     "PMI_PORT",
     "PMI_ID",
@@ -25,6 +27,9 @@ const JOB_VARS: [&str; 10] = [
     "OXMPI_JOBID",
     "OXMPI_JOB_SECRET",
     "OXMPI_LAUNCHER_PID",
+    "PMI_SPAWNED",
+    "OXMPI_WORLD_BASE",
+    "OXMPI_JOB_KVS",
 ];
 
 /// How a rank reaches the PMI server.
@@ -101,6 +106,21 @@ pub fn job_variables(v: &RankVariables<'_>) -> Vec<(OsString, OsString)> {
     vars.into_iter()
         .map(|(k, v)| (OsString::from(k), OsString::from(v)))
         .collect()
+}
+
+/// The variables that tell a spawned process so, besides its job
+/// variables: `PMI_SPAWNED=1` (as Hydra sets it), `OXMPI_WORLD_BASE`, the
+/// global id of its group's rank 0, and `OXMPI_JOB_KVS`, the original
+/// world's KVS name (where the library puts and gets its cards).
+pub fn spawned_variables(world_base: usize, job_kvs: &str) -> Vec<(OsString, OsString)> {
+    [
+        ("PMI_SPAWNED", "1".to_string()),
+        ("OXMPI_WORLD_BASE", world_base.to_string()),
+        ("OXMPI_JOB_KVS", job_kvs.to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+    .collect()
 }
 
 /// The value of `name` in `env`.
@@ -202,6 +222,17 @@ mod tests {
             ])[..]
         );
         assert!(is_reserved(OsStr::new("OXMPI_JOB_SECRET")));
+        assert_eq!(
+            spawned_variables(4, "kvs_1_x"),
+            vars(&[
+                ("PMI_SPAWNED", "1"),
+                ("OXMPI_WORLD_BASE", "4"),
+                ("OXMPI_JOB_KVS", "kvs_1_x")
+            ])
+        );
+        for name in ["PMI_SPAWNED", "OXMPI_WORLD_BASE", "OXMPI_JOB_KVS"] {
+            assert!(is_reserved(OsStr::new(name)), "{name}");
+        }
         assert!(!is_reserved(OsStr::new("OXMPI_HOSTNAME")));
     }
 }

@@ -84,6 +84,9 @@ fn request() -> impl Strategy<Value = (usize, String)> {
         Just("unpublish_name service=s"),
         Just("lookup_name service=s"),
         Just("spawn"),
+        Just("spawn nprocs=1 execname=x totspawns=2 spawnssofar=1"),
+        Just("spawn nprocs=1 execname=x totspawns=2 spawnssofar=2"),
+        Just("get_my_kvsname kvsname=kvs_fuzz_1"),
         Just("oxmpi_failure_notices"),
         Just("no_such_command a=b"),
     ];
@@ -147,7 +150,7 @@ proptest! {
 
     #[test]
     fn fuzz_pmi_server_any_requests(requests in prop::collection::vec(request(), 0..40)) {
-        let mut server = PmiServer::new(5, Kvs::for_single_node_job("kvs_fuzz", 5));
+        let mut server = PmiServer::new(5, Kvs::for_single_node_job("kvs_fuzz", 5), None);
         for (rank, line) in requests {
             let message = PmiMessage::parse(&line).expect("well-formed");
             let actions = server.handle(rank, &message);
@@ -165,6 +168,9 @@ proptest! {
                 "barrier_in" => prop_assert!(barrier_fine),
                 "abort" => prop_assert!(aborted),
                 "initack" => prop_assert_eq!(to_sender, 4),
+                // A spawn is answered at its last segment, by the server
+                // (refused) or by the job (Action::Spawn).
+                "spawn" => prop_assert!(actions.len() <= 1),
                 _ => prop_assert_eq!(to_sender, 1, "{} answered {} times", line, to_sender),
             }
         }

@@ -167,6 +167,17 @@ impl LocalNames {
     }
 }
 
+/// This host's name.
+pub fn this_hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: gethostname writes at most buf.len() bytes into buf.
+    if unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } != 0 {
+        return "localhost".to_string();
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
+}
+
 /// Places `nprocs` ranks (the total slots of one pass when `None`) on
 /// `hosts` with `ppn` ranks per host if given. Without hosts every rank
 /// runs here, on one node.

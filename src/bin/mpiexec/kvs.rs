@@ -58,7 +58,6 @@ impl Kvs {
 
 /// `PMI_process_mapping` for `size` ranks on one node: one block starting at
 /// node 0, spanning 1 node, with `size` ranks per node.
-#[cfg(test)]
 pub fn single_node_mapping(size: usize) -> String {
     format!("(vector,(0,1,{size}))")
 }

@@ -65,6 +65,9 @@ pub struct JobSpec {
     pub remote: Option<RemoteLaunch>,
     /// Whether a failed rank ends the job (`-disable-auto-cleanup`: no).
     pub auto_cleanup: bool,
+    /// What PMI `get_universe_size` answers (`-usize`); `None`: -1
+    /// (unknown, as Hydra answers by default and for `INFINITE`).
+    pub universe_size: Option<usize>,
 }
 
 impl JobSpec {
@@ -210,6 +213,17 @@ pub struct StartedRank {
     pub pmi: UnixStream,
 }
 
+/// What a local process runs: the program, its arguments and where.
+#[derive(Debug, Clone, Copy)]
+pub struct LocalProgram<'a> {
+    /// The program.
+    pub program: &'a ResolvedProgram,
+    /// Its arguments.
+    pub args: &'a [OsString],
+    /// Its working directory.
+    pub workdir: &'a Path,
+}
+
 /// Starts rank `rank` of `spec` on this host. `pgid` is the job's process
 /// group, or `None` for the first local rank, which creates the group.
 pub fn start_rank(
@@ -218,23 +232,45 @@ pub fn start_rank(
     pgid: Option<libc::pid_t>,
     stdin: RankStdin,
 ) -> io::Result<StartedRank> {
+    let run = LocalProgram {
+        program: &spec.program,
+        args: &spec.args,
+        workdir: &spec.workdir,
+    };
+    let started = start_with_pmi_socket(run, &spec.env, pgid, stdin, |fd| {
+        spec.rank_variables(rank, PmiAccess::Fd(fd))
+    })?;
+    log::debug!("started rank {rank} as pid {}", started.pid);
+    Ok(started)
+}
+
+/// Starts `run` on this host with its own PMI socketpair: its environment
+/// is `env` plus `variables(fd)`, where fd is the child's end of the
+/// socket (its `PMI_FD`). `pgid` is the process group to join (`None`:
+/// a new one led by the process).
+pub fn start_with_pmi_socket(
+    run: LocalProgram<'_>,
+    env: &[(OsString, OsString)],
+    pgid: Option<libc::pid_t>,
+    stdin: RankStdin,
+    variables: impl FnOnce(RawFd) -> Vec<(OsString, OsString)>,
+) -> io::Result<StartedRank> {
     // Both ends are close-on-exec; the child clears the flag on its end only.
     let (server_end, child_end) = UnixStream::pair()?;
     let child_fd = child_end.as_raw_fd();
-    let mut env = spec.env.clone();
-    env.extend(spec.rank_variables(rank, PmiAccess::Fd(child_fd)));
+    let mut env = env.to_vec();
+    env.extend(variables(child_fd));
     let pid = spawn_tied(TiedProcess {
-        program: &spec.program.path,
-        argv0: &spec.program.given,
-        args: &spec.args,
+        program: &run.program.path,
+        argv0: &run.program.given,
+        args: run.args,
         env,
-        workdir: &spec.workdir,
+        workdir: run.workdir,
         pgid,
         stdin,
         keep_fd: Some(child_fd),
     })?;
     drop(child_end);
-    log::debug!("started rank {rank} as pid {pid}");
     Ok(StartedRank {
         pid,
         pmi: server_end,

@@ -20,6 +20,7 @@ mod connection;
 mod environment;
 #[cfg(test)]
 mod fuzz;
+mod groups;
 mod hosts;
 mod job;
 mod kvs;
@@ -33,6 +34,7 @@ mod program;
 mod proxy;
 mod proxy_wire;
 mod signals;
+mod spawn_request;
 mod stdin_forward;
 
 use std::ffi::OsString;
@@ -42,7 +44,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use hosts::{HostEntry, LocalNames};
 use launch::{JobSpec, RemoteLaunch};
 use net::AddressChoice;
-use options::{HostSource, Invocation, LaunchOptions, LauncherKind, USAGE};
+use options::{HostSource, Invocation, LaunchOptions, LauncherKind, UniverseSize, USAGE};
 
 fn main() {
     init_logging();
@@ -103,7 +105,15 @@ fn run(launch: LaunchOptions) -> i32 {
                 return e.exit_code();
             }
         };
-    let placement = match place_ranks(&launch, &cwd) {
+    let (placement, universe_size) = match host_entries(&launch, &cwd).and_then(|entries| {
+        let placement = place_ranks(&launch, entries.as_deref())?;
+        let universe_size = match launch.universe {
+            UniverseSize::Fixed(n) => Some(n),
+            UniverseSize::Infinite => None,
+            UniverseSize::System => Some(system_universe(entries.as_deref())),
+        };
+        Ok((placement, universe_size))
+    }) {
         Ok(p) => p,
         Err(e) => {
             say!("mpiexec: {e}");
@@ -145,6 +155,7 @@ fn run(launch: LaunchOptions) -> i32 {
         hostname_env: launch.hostname_env,
         remote,
         auto_cleanup: launch.auto_cleanup,
+        universe_size,
     };
     log::debug!(
         "job {}: {} rank(s) of {} on {} node(s), mapping {}",
@@ -166,9 +177,12 @@ fn run(launch: LaunchOptions) -> i32 {
     code
 }
 
-/// Where the ranks run, from `-n`, `-hosts`/`-f` and `-ppn`.
-fn place_ranks(launch: &LaunchOptions, cwd: &std::path::Path) -> Result<hosts::Placement, String> {
-    let entries: Option<Vec<HostEntry>> = match &launch.hosts {
+/// The host list of `-hosts`/`-f` (`None` without one).
+fn host_entries(
+    launch: &LaunchOptions,
+    cwd: &std::path::Path,
+) -> Result<Option<Vec<HostEntry>>, String> {
+    Ok(match &launch.hosts {
         None => None,
         Some(HostSource::List(list)) => Some(list.clone()),
         Some(HostSource::File(path)) => {
@@ -177,12 +191,29 @@ fn place_ranks(launch: &LaunchOptions, cwd: &std::path::Path) -> Result<hosts::P
                 .map_err(|e| format!("cannot read host file '{}': {e}", path.display()))?;
             Some(hosts::parse_file(&path.display().to_string(), &text).map_err(|e| e.0)?)
         }
-    };
+    })
+}
+
+/// `-usize SYSTEM`: the CPUs of the job's hosts, as Hydra counts them:
+/// without a host list, this machine's available CPUs; with one, the sum
+/// of its slots (1 for a host without a count).
+fn system_universe(entries: Option<&[HostEntry]>) -> usize {
+    match entries {
+        Some(list) if !list.is_empty() => list.iter().map(|e| e.slots.unwrap_or(1)).sum(),
+        _ => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    }
+}
+
+/// Where the ranks run, from `-n`, the host list `entries` and `-ppn`.
+fn place_ranks(
+    launch: &LaunchOptions,
+    entries: Option<&[HostEntry]>,
+) -> Result<hosts::Placement, String> {
     let names = LocalNames {
-        hostname: this_hostname(),
+        hostname: hosts::this_hostname(),
         fork_everything: launch.launcher == LauncherKind::Fork,
     };
-    hosts::place(entries.as_deref(), launch.nprocs, launch.ppn, &names).map_err(|e| e.0)
+    hosts::place(entries, launch.nprocs, launch.ppn, &names).map_err(|e| e.0)
 }
 
 /// How the remote nodes of `placement` are reached.
@@ -219,17 +250,6 @@ fn remote_launch(
         proxy_path,
         addresses,
     })
-}
-
-/// This host's name.
-fn this_hostname() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: gethostname writes at most buf.len() bytes into buf.
-    if unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } != 0 {
-        return "localhost".to_string();
-    }
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    String::from_utf8_lossy(&buf[..end]).into_owned()
 }
 
 /// A job id unique on this host: mpiexec's pid and its start time.

@@ -55,6 +55,17 @@ pub enum LauncherKind {
     Fork,
 }
 
+/// What PMI `get_universe_size` answers (`-usize`, Hydra's option).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UniverseSize {
+    /// `-usize N`: N (at least 1).
+    Fixed(usize),
+    /// `-usize SYSTEM`: the CPUs of the job's hosts.
+    System,
+    /// `-usize INFINITE` (and the default): -1, no limit known.
+    Infinite,
+}
+
 /// A parsed request to start a job.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LaunchOptions {
@@ -88,6 +99,8 @@ pub struct LaunchOptions {
     /// Whether a failed rank ends the job (default; `-disable-auto-cleanup`
     /// turns it off, `-enable-auto-cleanup` on again, as with Hydra).
     pub auto_cleanup: bool,
+    /// `-usize`: the universe size PMI clients are told.
+    pub universe: UniverseSize,
     /// The program, as given (searched in `PATH` when it holds no `/`).
     pub program: OsString,
     /// The program's arguments.
@@ -138,6 +151,11 @@ options:
                      the first failure's status once every rank has ended
   -enable-auto-cleanup
                      the default: the first failure ends the job
+  -usize N|SYSTEM|INFINITE
+                     the universe size (MPI_UNIVERSE_SIZE): N, the CPUs of
+                     the job's hosts (SYSTEM: this machine's available CPUs
+                     without a host list, else the sum of the hosts' slots),
+                     or unknown (INFINITE, the default, as with Hydra)
   -h, --help         print this help
   --version          print the version
 
@@ -210,6 +228,7 @@ pub fn parse(args: &[OsString], env_timeout: Option<&OsStr>) -> Result<Invocatio
     let mut wdir = None;
     let mut timeout_arg = None;
     let mut auto_cleanup = true;
+    let mut universe = None;
     let mut rest = args.iter();
 
     let program = loop {
@@ -360,6 +379,17 @@ pub fn parse(args: &[OsString], env_timeout: Option<&OsStr>) -> Result<Invocatio
                 }
                 hostname_env.push(name.clone());
             }
+            "usize" => {
+                let value = option_value(&mut rest, &text)?;
+                if universe.is_some() {
+                    return Err(usage_error(format!("{text}: universe size already set")));
+                }
+                universe = Some(match value.to_str() {
+                    Some("SYSTEM") => UniverseSize::System,
+                    Some("INFINITE") => UniverseSize::Infinite,
+                    _ => UniverseSize::Fixed(parse_count(&text, value, "processes")?),
+                });
+            }
             "disable-auto-cleanup" => auto_cleanup = false,
             "enable-auto-cleanup" => auto_cleanup = true,
             "h" | "help" => return Ok(Invocation::Help),
@@ -401,6 +431,7 @@ pub fn parse(args: &[OsString], env_timeout: Option<&OsStr>) -> Result<Invocatio
         wdir,
         timeout_secs: (timeout_secs > 0).then_some(timeout_secs),
         auto_cleanup,
+        universe: universe.unwrap_or(UniverseSize::Infinite),
         program,
         args: rest.cloned().collect(),
     })))
@@ -498,6 +529,32 @@ mod tests {
         assert_eq!(o.wdir, None);
         assert_eq!(o.timeout_secs, None);
         assert!(o.auto_cleanup);
+    }
+
+    #[test]
+    fn universe_size() {
+        assert_eq!(run(&["p"]).universe, UniverseSize::Infinite);
+        assert_eq!(run(&["-usize", "8", "p"]).universe, UniverseSize::Fixed(8));
+        assert_eq!(
+            run(&["--usize", "SYSTEM", "p"]).universe,
+            UniverseSize::System
+        );
+        assert_eq!(
+            run(&["-usize", "INFINITE", "p"]).universe,
+            UniverseSize::Infinite
+        );
+        assert_eq!(
+            error(&["-usize", "0", "p"]),
+            "-usize: invalid number of processes '0' (at least 1)"
+        );
+        assert_eq!(
+            error(&["-usize", "system", "p"]),
+            "-usize: invalid number of processes 'system' (at least 1)"
+        );
+        assert_eq!(
+            error(&["-usize", "2", "-usize", "3", "p"]),
+            "-usize: universe size already set"
+        );
     }
 
     #[test]

@@ -41,11 +41,15 @@ impl Termination {
 }
 
 /// A rank as messages name it: `rank 3 (pid 1234)`, or with its host when
-/// it runs on another one: `rank 3 (pid 1234 on node2)`.
+/// it runs on another one: `rank 3 (pid 1234 on node2)`; a spawned process
+/// by its rank in its group: `rank 0 of spawned group 1 (pid 1234)`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Who {
-    /// The rank.
+    /// The rank, in its group.
     pub rank: usize,
+    /// Its process group (0: the job's original world; g: the children
+    /// of the g-th spawn).
+    pub group: usize,
     /// Its process id (on its host), when known.
     pub pid: Option<i32>,
     /// Its host, for a rank that is not on mpiexec's host.
@@ -58,15 +62,35 @@ impl Who {
     pub fn local(rank: usize, pid: i32) -> Who {
         Who {
             rank,
+            group: 0,
             pid: Some(pid),
             host: None,
+        }
+    }
+
+    /// Rank `rank` of the original world, pid unknown.
+    #[cfg(test)]
+    pub fn world(rank: usize) -> Who {
+        Who {
+            rank,
+            group: 0,
+            pid: None,
+            host: None,
+        }
+    }
+
+    /// Its name without pid or host: `rank 3`, `rank 0 of spawned group 1`.
+    pub fn name(&self) -> String {
+        match self.group {
+            0 => format!("rank {}", self.rank),
+            g => format!("rank {} of spawned group {g}", self.rank),
         }
     }
 }
 
 impl std::fmt::Display for Who {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "rank {}", self.rank)?;
+        f.write_str(&self.name())?;
         match (self.pid, &self.host) {
             (Some(pid), None) => write!(f, " (pid {pid})"),
             (Some(pid), Some(host)) => write!(f, " (pid {pid} on {host})"),
@@ -88,8 +112,8 @@ pub enum Ending {
     },
     /// A rank sent `cmd=abort exitcode=<code>`.
     Aborted {
-        /// The rank.
-        rank: usize,
+        /// The rank (its pid and host are not printed).
+        who: Who,
         /// The code it asked for.
         code: i32,
     },
@@ -163,8 +187,8 @@ impl Ending {
                 };
                 format!("mpiexec: {who} {what}{suffix}")
             }
-            Ending::Aborted { rank, code } => {
-                format!("mpiexec: rank {rank} aborted the job with code {code}")
+            Ending::Aborted { who, code } => {
+                format!("mpiexec: {} aborted the job with code {code}", who.name())
             }
             Ending::NotFinalized { who } => {
                 format!("mpiexec: {who} exited without finalizing MPI")
@@ -262,17 +286,55 @@ mod tests {
 
     #[test]
     fn aborts() {
-        let abort = Ending::Aborted { rank: 2, code: 7 };
+        let abort = Ending::Aborted {
+            who: Who::world(2),
+            code: 7,
+        };
         assert_eq!(
             abort.message().unwrap(),
             "mpiexec: rank 2 aborted the job with code 7"
         );
         assert_eq!(abort.exit_code(), 7);
-        assert_eq!(Ending::Aborted { rank: 0, code: 256 }.exit_code(), 1);
-        assert_eq!(Ending::Aborted { rank: 0, code: 257 }.exit_code(), 1);
-        assert_eq!(Ending::Aborted { rank: 0, code: 300 }.exit_code(), 44);
-        assert_eq!(Ending::Aborted { rank: 0, code: -1 }.exit_code(), 255);
-        assert_eq!(Ending::Aborted { rank: 0, code: 0 }.exit_code(), 0);
+        assert_eq!(
+            Ending::Aborted {
+                who: Who::world(0),
+                code: 256
+            }
+            .exit_code(),
+            1
+        );
+        assert_eq!(
+            Ending::Aborted {
+                who: Who::world(0),
+                code: 257
+            }
+            .exit_code(),
+            1
+        );
+        assert_eq!(
+            Ending::Aborted {
+                who: Who::world(0),
+                code: 300
+            }
+            .exit_code(),
+            44
+        );
+        assert_eq!(
+            Ending::Aborted {
+                who: Who::world(0),
+                code: -1
+            }
+            .exit_code(),
+            255
+        );
+        assert_eq!(
+            Ending::Aborted {
+                who: Who::world(0),
+                code: 0
+            }
+            .exit_code(),
+            0
+        );
     }
 
     #[test]
@@ -314,6 +376,7 @@ mod tests {
     fn remote_ranks_and_hosts() {
         let remote = Who {
             rank: 2,
+            group: 0,
             pid: Some(77),
             host: Some("node2".into()),
         };

@@ -2,9 +2,17 @@
 //! decide what to answer (and to whom), with no sockets involved, so that
 //! every command is unit-tested on its own.
 //!
-//! Invariants: every request but `abort` and `barrier_in` gets exactly one
-//! answer (a `barrier_in` gets its `barrier_out` when the last of the job's
-//! ranks has entered, and then every rank gets one); unknown commands are
+//! Processes are named by their global id (see `groups.rs`); what a process
+//! is told (its rank, size, appnum, KVS, barrier) is relative to its process
+//! group: the original world or the children of one spawn.
+//!
+//! Invariants: every request but `abort`, `barrier_in` and a `spawn` segment
+//! that is not the last gets exactly one answer (a `barrier_in` gets its
+//! `barrier_out` when the last of its group's ranks has entered, and then
+//! every rank of the group gets one; a complete spawn is answered by the job
+//! once it started the children or gave up, see [`Action::Spawn`]); a `put`
+//! or `get` names any group's KVS of the job, or its own by default; unknown
+//! commands are
 //! answered with `rc=-1` and the server keeps going; a request that would
 //! break the protocol's state (a rank entering the same barrier twice) is
 //! reported, never silently dropped.
@@ -12,18 +20,21 @@
 use oxmpi::bootstrap::pmi::client::{FAILURE_NOTICE, FAILURE_SUBSCRIBE};
 use oxmpi::bootstrap::pmi::wire::PmiMessage;
 
+use crate::groups::{Place, ProcessGroups};
 use crate::kvs::Kvs;
 use crate::name_service::NameService;
+use crate::spawn_request::{wire_reason, SpawnCommand, SpawnSegments};
 
 /// Limits announced in `cmd=maxes` (Hydra 4.0.2's values).
 const KVSNAME_MAX: usize = 256;
 const KEYLEN_MAX: usize = 64;
 const VALLEN_MAX: usize = 1024;
 
-/// What the connection layer must do after a request.
+/// What the connection layer must do after a request. Processes are named
+/// by global id.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
-    /// Send this message to this rank.
+    /// Send this message to this process.
     Reply(usize, PmiMessage),
     /// Close this rank's connection once its pending answers are sent.
     Close(usize),
@@ -41,45 +52,105 @@ pub enum Action {
         /// What it did.
         problem: String,
     },
+    /// The process asked to spawn these commands (all its segments came):
+    /// the job starts them as one new group (see
+    /// [`PmiServer::add_group`]) and answers `spawn_result`.
+    Spawn {
+        /// The process that asked.
+        requester: usize,
+        /// The commands, in order.
+        commands: Vec<SpawnCommand>,
+    },
 }
 
-/// The server state of one job: its KVS, published names and barrier.
+/// The server state of one job: its process groups (each with its KVS
+/// and barrier), published names and spawns being received. Per-process
+/// vectors are indexed by global id and grow with each new group.
 #[derive(Debug)]
 pub struct PmiServer {
-    size: usize,
-    kvs: Kvs,
+    groups: ProcessGroups,
     names: NameService,
-    in_barrier: Vec<bool>,
-    /// Ranks that sent `init` (they use PMI, so they must `finalize`).
+    /// The answer to `get_universe_size` (`None`: -1, unknown/infinite).
+    universe: Option<usize>,
+    /// Processes that sent `init` (they use PMI, so they must `finalize`).
     initialized: Vec<bool>,
     finalized: Vec<bool>,
-    /// Ranks that asked for failure notices (oxmpi's extension, see
+    /// Processes that asked for failure notices (oxmpi's extension, see
     /// [`PmiServer::rank_failed`]).
     notified: Vec<bool>,
+    spawns: SpawnSegments,
 }
 
 impl PmiServer {
-    /// A server for `size` ranks using `kvs` as the job's key-value space.
-    pub fn new(size: usize, kvs: Kvs) -> PmiServer {
+    /// A server for a world of `size` ranks using `kvs` as its key-value
+    /// space; `universe` is what `get_universe_size` answers (`None`: -1).
+    pub fn new(size: usize, kvs: Kvs, universe: Option<usize>) -> PmiServer {
         PmiServer {
-            size,
-            kvs,
+            groups: ProcessGroups::new(size, kvs),
             names: NameService::default(),
-            in_barrier: vec![false; size],
+            universe,
             initialized: vec![false; size],
             finalized: vec![false; size],
             notified: vec![false; size],
+            spawns: SpawnSegments::default(),
         }
     }
 
-    /// Ranks currently waiting in a barrier.
-    pub fn barrier_waiters(&self) -> usize {
-        self.in_barrier.iter().filter(|&&b| b).count()
+    /// The job's process groups.
+    pub fn groups(&self) -> &ProcessGroups {
+        &self.groups
     }
 
-    /// Whether `rank` has entered the current barrier.
-    pub fn is_in_barrier(&self, rank: usize) -> bool {
-        self.in_barrier.get(rank).copied().unwrap_or(false)
+    /// Adds the group of a spawn of `commands` (their processes numbered in
+    /// order, `appnum` the command's index), with the preput keys in its
+    /// KVS; returns its index. Its members get the next global ids.
+    pub fn add_group(&mut self, commands: &[SpawnCommand]) -> usize {
+        let appnums: Vec<usize> = commands
+            .iter()
+            .enumerate()
+            .flat_map(|(appnum, c)| std::iter::repeat_n(appnum, c.nprocs))
+            .collect();
+        let preput: Vec<(String, String)> = commands
+            .iter()
+            .flat_map(|c| c.preput.iter().cloned())
+            .collect();
+        let group = self.groups.add(appnums, &preput);
+        let total = self.groups.processes();
+        for v in [
+            &mut self.initialized,
+            &mut self.finalized,
+            &mut self.notified,
+        ] {
+            v.resize(total, false);
+        }
+        group
+    }
+
+    /// Process `id` ended: what it sent of a spawn is dropped.
+    pub fn process_ended(&mut self, id: usize) {
+        self.spawns.forget(id);
+    }
+
+    /// Processes currently waiting in a barrier, over every group.
+    pub fn barrier_waiters(&self) -> usize {
+        self.groups.iter().map(|g| g.barrier_waiters()).sum()
+    }
+
+    /// Whether process `id` has entered its group's current barrier.
+    #[cfg(test)]
+    pub fn is_in_barrier(&self, id: usize) -> bool {
+        self.groups
+            .locate(id)
+            .is_some_and(|p| self.groups.group(p.group).in_barrier[p.rank])
+    }
+
+    /// Whether others of process `id`'s group wait for it in a barrier it
+    /// has not entered.
+    pub fn is_awaited_in_barrier(&self, id: usize) -> bool {
+        self.groups.locate(id).is_some_and(|p| {
+            let group = self.groups.group(p.group);
+            !group.in_barrier[p.rank] && group.barrier_waiters() > 0
+        })
     }
 
     /// Whether `rank` has sent `finalize`.
@@ -93,9 +164,16 @@ impl PmiServer {
         self.initialized.get(rank).copied().unwrap_or(false) && !self.has_finalized(rank)
     }
 
-    /// Handles one request from `rank`.
+    /// Handles one request from process `rank` (a global id).
     pub fn handle(&mut self, rank: usize, request: &PmiMessage) -> Vec<Action> {
         let reply = |msg: PmiMessage| vec![Action::Reply(rank, msg)];
+        let Some(place) = self.groups.locate(rank) else {
+            return vec![Action::ProtocolError {
+                rank,
+                problem: format!("PMI request from unknown process {rank}"),
+            }];
+        };
+        let group = self.groups.group(place.group);
         match request.cmd.as_str() {
             "init" => {
                 if let Some(i) = self.initialized.get_mut(rank) {
@@ -103,21 +181,29 @@ impl PmiServer {
                 }
                 reply(self.init(request))
             }
-            "initack" => self.initack(rank, request),
+            "initack" => self.initack(rank, place, request),
             "get_maxes" => reply(
                 PmiMessage::new("maxes")
                     .with("kvsname_max", KVSNAME_MAX)
                     .with("keylen_max", KEYLEN_MAX)
                     .with("vallen_max", VALLEN_MAX),
             ),
-            "get_appnum" => reply(PmiMessage::new("appnum").with("appnum", 0)),
-            "get_my_kvsname" => {
-                reply(PmiMessage::new("my_kvsname").with("kvsname", self.kvs.name()))
+            "get_appnum" => {
+                reply(PmiMessage::new("appnum").with("appnum", group.appnums[place.rank]))
             }
-            "get_universe_size" => reply(PmiMessage::new("universe_size").with("size", self.size)),
-            "put" => reply(self.put(request)),
-            "get" => reply(self.get(request)),
-            "barrier_in" => self.barrier_in(rank),
+            "get_my_kvsname" => {
+                reply(PmiMessage::new("my_kvsname").with("kvsname", group.kvs.name()))
+            }
+            "get_universe_size" => reply(
+                PmiMessage::new("universe_size").with(
+                    "size",
+                    self.universe
+                        .map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX)),
+                ),
+            ),
+            "put" => reply(self.put(place, request)),
+            "get" => reply(self.get(place, request)),
+            "barrier_in" => self.barrier_in(rank, place),
             "finalize" => {
                 if let Some(f) = self.finalized.get_mut(rank) {
                     *f = true;
@@ -143,11 +229,17 @@ impl PmiServer {
             "publish_name" => reply(self.publish(request)),
             "unpublish_name" => reply(self.unpublish(request)),
             "lookup_name" => reply(self.lookup(request)),
-            "spawn" => reply(
-                PmiMessage::new("spawn_result")
-                    .with("rc", -1)
-                    .with("msg", "spawn_is_not_supported_by_oxmpi_mpiexec"),
-            ),
+            "spawn" => match self.spawns.add(rank, request) {
+                None => Vec::new(),
+                Some(Ok(commands)) => vec![Action::Spawn {
+                    requester: rank,
+                    commands,
+                }],
+                Some(Err(reason)) => {
+                    log::debug!("process {rank}: spawn refused: {reason}");
+                    reply(spawn_failed(&reason))
+                }
+            },
             other => {
                 log::warn!("rank {rank} sent unknown PMI command {other:?}");
                 reply(
@@ -159,16 +251,20 @@ impl PmiServer {
         }
     }
 
-    /// `rank` failed (the job goes on, `-disable-auto-cleanup`): every
-    /// other rank that asked for failure notices and has not finalized is
-    /// told, with a line it reads whenever it comes (oxmpi's extension of
-    /// PMI-1: `cmd=oxmpi_proc_failed rank=R`). Ranks that did not ask (an
-    /// MPICH program) are told nothing: an unasked line would break their
-    /// protocol.
-    pub fn rank_failed(&mut self, rank: usize) -> Vec<Action> {
-        (0..self.size)
-            .filter(|&r| r != rank && self.notified[r] && !self.finalized[r])
-            .map(|r| Action::Reply(r, PmiMessage::new(FAILURE_NOTICE).with("rank", rank)))
+    /// Process `id` failed (the job goes on, `-disable-auto-cleanup`):
+    /// every other process of its group that asked for failure notices and
+    /// has not finalized is told, with a line it reads whenever it comes
+    /// (oxmpi's extension of PMI-1: `cmd=oxmpi_proc_failed rank=R`, R the
+    /// rank in the group). Processes that did not ask (an MPICH program)
+    /// are told nothing: an unasked line would break their protocol.
+    pub fn rank_failed(&mut self, id: usize) -> Vec<Action> {
+        let Some(place) = self.groups.locate(id) else {
+            return Vec::new();
+        };
+        let group = self.groups.group(place.group);
+        (group.base..group.base + group.size())
+            .filter(|&r| r != id && self.notified[r] && !self.finalized[r])
+            .map(|r| Action::Reply(r, PmiMessage::new(FAILURE_NOTICE).with("rank", place.rank)))
             .collect()
     }
 
@@ -191,42 +287,57 @@ impl PmiServer {
         }
     }
 
-    /// The `PMI_PORT`-style handshake, answered on the socket the rank
-    /// already owns: the rank is the one of the connection.
-    fn initack(&self, rank: usize, request: &PmiMessage) -> Vec<Action> {
-        if let Some(id) = request.get("pmiid") {
-            if id.parse::<usize>().ok() != Some(rank) {
-                log::warn!("rank {rank} sent initack with pmiid={id}; using rank {rank}");
+    /// The `PMI_PORT`-style handshake, answered on the socket the process
+    /// already owns: the rank is the one of the connection, in its group.
+    fn initack(&self, id: usize, place: Place, request: &PmiMessage) -> Vec<Action> {
+        let rank = place.rank;
+        if let Some(given) = request.get("pmiid") {
+            if given.parse::<usize>().ok() != Some(rank) {
+                log::warn!("process {id} sent initack with pmiid={given}; using rank {rank}");
             }
         }
         [
             PmiMessage::new("initack"),
-            PmiMessage::new("set").with("size", self.size),
+            PmiMessage::new("set").with("size", self.groups.group(place.group).size()),
             PmiMessage::new("set").with("rank", rank),
             PmiMessage::new("set").with("debug", 0),
         ]
         .into_iter()
-        .map(|m| Action::Reply(rank, m))
+        .map(|m| Action::Reply(id, m))
         .collect()
     }
 
-    /// Checks `kvsname=` of a put or get; `Err` is the answer to send.
-    fn check_kvsname(&self, request: &PmiMessage, answer: &str) -> Result<(), PmiMessage> {
+    /// The group whose KVS a put or get from `place` uses: the one its
+    /// `kvsname=` names (any group's of the job), else its own; `Err` is
+    /// the answer to send.
+    fn kvs_group(
+        &self,
+        place: Place,
+        request: &PmiMessage,
+        answer: &str,
+    ) -> Result<usize, PmiMessage> {
         match request.get("kvsname") {
-            Some(name) if name != self.kvs.name() => Err(PmiMessage::new(answer)
-                .with("rc", -1)
-                .with("msg", format!("unknown_kvsname_{name}"))),
-            _ => Ok(()),
+            None => Ok(place.group),
+            Some(name) => self.groups.with_kvs(name).ok_or_else(|| {
+                PmiMessage::new(answer)
+                    .with("rc", -1)
+                    .with("msg", format!("unknown_kvsname_{name}"))
+            }),
         }
     }
 
-    fn put(&mut self, request: &PmiMessage) -> PmiMessage {
-        if let Err(answer) = self.check_kvsname(request, "put_result") {
-            return answer;
-        }
+    fn kvs(&self, group: usize) -> &Kvs {
+        &self.groups.group(group).kvs
+    }
+
+    fn put(&mut self, place: Place, request: &PmiMessage) -> PmiMessage {
+        let group = match self.kvs_group(place, request, "put_result") {
+            Ok(g) => g,
+            Err(answer) => return answer,
+        };
         match (request.get("key"), request.get("value")) {
             (Some(key), Some(value)) if !key.is_empty() => {
-                self.kvs.put(key, value);
+                self.groups.group_mut(group).kvs.put(key, value);
                 PmiMessage::new("put_result")
                     .with("rc", 0)
                     .with("msg", "success")
@@ -242,12 +353,13 @@ impl PmiServer {
         }
     }
 
-    fn get(&self, request: &PmiMessage) -> PmiMessage {
-        if let Err(answer) = self.check_kvsname(request, "get_result") {
-            return answer.with("value", "unknown");
-        }
+    fn get(&self, place: Place, request: &PmiMessage) -> PmiMessage {
+        let group = match self.kvs_group(place, request, "get_result") {
+            Ok(g) => g,
+            Err(answer) => return answer.with("value", "unknown"),
+        };
         let key = request.get("key").unwrap_or("");
-        match self.kvs.get(key) {
+        match self.kvs(group).get(key) {
             Some(value) => PmiMessage::new("get_result")
                 .with("rc", 0)
                 .with("msg", "success")
@@ -259,27 +371,20 @@ impl PmiServer {
         }
     }
 
-    fn barrier_in(&mut self, rank: usize) -> Vec<Action> {
-        match self.in_barrier.get_mut(rank) {
-            None => {
-                return vec![Action::ProtocolError {
-                    rank,
-                    problem: format!("barrier_in from unknown rank {rank}"),
-                }]
-            }
-            Some(true) => {
-                return vec![Action::ProtocolError {
-                    rank,
-                    problem: "sent barrier_in twice in one barrier".to_string(),
-                }]
-            }
-            Some(entered) => *entered = true,
+    /// Process `id` (at `place`) enters its group's barrier.
+    fn barrier_in(&mut self, id: usize, place: Place) -> Vec<Action> {
+        let group = self.groups.group_mut(place.group);
+        if std::mem::replace(&mut group.in_barrier[place.rank], true) {
+            return vec![Action::ProtocolError {
+                rank: id,
+                problem: "sent barrier_in twice in one barrier".to_string(),
+            }];
         }
-        if self.barrier_waiters() < self.size {
+        if group.barrier_waiters() < group.size() {
             return Vec::new();
         }
-        self.in_barrier.iter_mut().for_each(|b| *b = false);
-        (0..self.size)
+        group.in_barrier.iter_mut().for_each(|b| *b = false);
+        (group.base..group.base + group.size())
             .map(|r| Action::Reply(r, PmiMessage::new("barrier_out")))
             .collect()
     }
@@ -325,12 +430,26 @@ impl PmiServer {
     }
 }
 
+/// The answer to a spawn that starts nothing, for `reason`.
+pub fn spawn_failed(reason: &str) -> PmiMessage {
+    PmiMessage::new("spawn_result")
+        .with("rc", -1)
+        .with("msg", wire_reason(reason))
+}
+
+/// The answer to a spawn whose `count` processes all started.
+pub fn spawn_succeeded(count: usize) -> PmiMessage {
+    PmiMessage::new("spawn_result")
+        .with("rc", 0)
+        .with("errcodes", vec!["0"; count].join(","))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn server(size: usize) -> PmiServer {
-        PmiServer::new(size, Kvs::for_single_node_job("kvs_test", size))
+        PmiServer::new(size, Kvs::for_single_node_job("kvs_test", size), None)
     }
 
     fn ask(server: &mut PmiServer, rank: usize, line: &str) -> Vec<Action> {
@@ -401,9 +520,10 @@ mod tests {
             answer(&mut s, 2, "cmd=get_my_kvsname"),
             "cmd=my_kvsname kvsname=kvs_test"
         );
+        // Unknown (no -usize, or INFINITE): -1, as Hydra answers.
         assert_eq!(
             answer(&mut s, 1, "cmd=get_universe_size"),
-            "cmd=universe_size size=3"
+            "cmd=universe_size size=-1"
         );
         assert_eq!(
             answer(
@@ -583,11 +703,229 @@ mod tests {
             answer(&mut s, 0, "cmd=frobnicate x=1"),
             "cmd=frobnicate_result rc=-1 msg=unknown_command"
         );
-        assert_eq!(
-            answer(&mut s, 0, "cmd=spawn nprocs=2"),
-            "cmd=spawn_result rc=-1 msg=spawn_is_not_supported_by_oxmpi_mpiexec"
-        );
         // The server keeps going.
         assert_eq!(answer(&mut s, 0, "cmd=get_appnum"), "cmd=appnum appnum=0");
+    }
+
+    /// A server for a world of 2 with a spawned group of 3 (global ids
+    /// 2, 3, 4): two copies of `a` (appnum 0), one of `b` (appnum 1), with
+    /// the preput key `port`.
+    fn server_with_group() -> PmiServer {
+        let mut s = server(2);
+        let command = |nprocs, exec: &str| SpawnCommand {
+            nprocs,
+            execname: exec.into(),
+            args: Vec::new(),
+            preput: vec![("port".into(), "tag#0$".into())],
+            info: Vec::new(),
+        };
+        assert_eq!(s.add_group(&[command(2, "a"), command(1, "b")]), 1);
+        s
+    }
+
+    #[test]
+    fn spawn_segments_are_answered_once_by_the_job() {
+        let mut s = server(2);
+        let segment = |k: usize| {
+            format!(
+                "cmd=spawn nprocs={k} execname=prog{k} totspawns=2 spawnssofar={k} argcnt=1 arg1=x"
+            )
+        };
+        assert!(ask(&mut s, 1, &segment(1)).is_empty());
+        match ask(&mut s, 1, &segment(2)).as_slice() {
+            [Action::Spawn {
+                requester: 1,
+                commands,
+            }] => {
+                let shape: Vec<_> = commands
+                    .iter()
+                    .map(|c| (c.nprocs, c.execname.as_str(), c.args.clone()))
+                    .collect();
+                assert_eq!(
+                    shape,
+                    [
+                        (1, "prog1", vec!["x".to_string()]),
+                        (2, "prog2", vec!["x".to_string()])
+                    ]
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        // A malformed spawn is refused by the server itself.
+        assert_eq!(
+            answer(&mut s, 0, "cmd=spawn nprocs=0 execname=x"),
+            "cmd=spawn_result rc=-1 msg=command_1:_nprocs_is_0,_not_at_least_1"
+        );
+        // A process that ended leaves no half spawn behind.
+        assert!(ask(
+            &mut s,
+            0,
+            "cmd=spawn nprocs=1 execname=x totspawns=2 spawnssofar=1"
+        )
+        .is_empty());
+        s.process_ended(0);
+        assert!(matches!(
+            ask(&mut s, 0, "cmd=spawn nprocs=1 execname=x").as_slice(),
+            [Action::Spawn { requester: 0, .. }]
+        ));
+        assert_eq!(
+            spawn_succeeded(3).to_string(),
+            "cmd=spawn_result rc=0 errcodes=0,0,0"
+        );
+    }
+
+    #[test]
+    fn a_spawned_group_is_told_its_own_rank_size_appnum_and_kvs() {
+        let mut s = server_with_group();
+        let lines: Vec<String> = ask(&mut s, 3, "cmd=initack pmiid=1")
+            .into_iter()
+            .map(|a| match a {
+                Action::Reply(3, m) => m.to_string(),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "cmd=initack",
+                "cmd=set size=3",
+                "cmd=set rank=1",
+                "cmd=set debug=0"
+            ]
+        );
+        assert_eq!(answer(&mut s, 3, "cmd=get_appnum"), "cmd=appnum appnum=0");
+        assert_eq!(answer(&mut s, 4, "cmd=get_appnum"), "cmd=appnum appnum=1");
+        assert_eq!(answer(&mut s, 1, "cmd=get_appnum"), "cmd=appnum appnum=0");
+        assert_eq!(
+            answer(&mut s, 2, "cmd=get_my_kvsname"),
+            "cmd=my_kvsname kvsname=kvs_test_1"
+        );
+        assert_eq!(
+            answer(&mut s, 1, "cmd=get_my_kvsname"),
+            "cmd=my_kvsname kvsname=kvs_test"
+        );
+        // The preput key and the group's mapping, in its own KVS.
+        assert_eq!(
+            answer(&mut s, 4, "cmd=get key=port"),
+            "cmd=get_result rc=0 msg=success value=tag#0$"
+        );
+        assert_eq!(
+            answer(
+                &mut s,
+                2,
+                "cmd=get kvsname=kvs_test_1 key=PMI_process_mapping"
+            ),
+            "cmd=get_result rc=0 msg=success value=(vector,(0,1,3))"
+        );
+        assert_eq!(
+            answer(&mut s, 0, "cmd=get key=port"),
+            "cmd=get_result rc=-1 msg=key_port_not_found value=unknown"
+        );
+    }
+
+    #[test]
+    fn put_and_get_reach_any_group_kvs_named() {
+        let mut s = server_with_group();
+        assert_eq!(
+            answer(&mut s, 0, "cmd=put kvsname=kvs_test key=card-0 value=c0"),
+            "cmd=put_result rc=0 msg=success"
+        );
+        // A child reads (and writes) the world's KVS by its name.
+        assert_eq!(
+            answer(&mut s, 3, "cmd=get kvsname=kvs_test key=card-0"),
+            "cmd=get_result rc=0 msg=success value=c0"
+        );
+        assert_eq!(
+            answer(&mut s, 3, "cmd=put kvsname=kvs_test key=card-3 value=c3"),
+            "cmd=put_result rc=0 msg=success"
+        );
+        assert_eq!(
+            answer(&mut s, 1, "cmd=get key=card-3"),
+            "cmd=get_result rc=0 msg=success value=c3"
+        );
+        // Its own KVS by default, and the world reads it by name.
+        answer(&mut s, 2, "cmd=put key=mine value=1");
+        assert_eq!(
+            answer(&mut s, 0, "cmd=get kvsname=kvs_test_1 key=mine"),
+            "cmd=get_result rc=0 msg=success value=1"
+        );
+        assert_eq!(
+            answer(&mut s, 0, "cmd=get key=mine"),
+            "cmd=get_result rc=-1 msg=key_mine_not_found value=unknown"
+        );
+        assert_eq!(
+            answer(&mut s, 4, "cmd=get kvsname=kvs_test_2 key=mine"),
+            "cmd=get_result rc=-1 msg=unknown_kvsname_kvs_test_2 value=unknown"
+        );
+        assert_eq!(
+            answer(&mut s, 4, "cmd=put kvsname=kvs_other key=a value=b"),
+            "cmd=put_result rc=-1 msg=unknown_kvsname_kvs_other"
+        );
+    }
+
+    #[test]
+    fn each_group_has_its_own_barrier() {
+        let mut s = server_with_group();
+        assert!(ask(&mut s, 2, "cmd=barrier_in").is_empty());
+        assert!(ask(&mut s, 0, "cmd=barrier_in").is_empty());
+        assert!(s.is_awaited_in_barrier(3) && s.is_awaited_in_barrier(1));
+        assert!(!s.is_awaited_in_barrier(2) && !s.is_awaited_in_barrier(0));
+        // The world's barrier completes without the children.
+        assert_eq!(
+            ask(&mut s, 1, "cmd=barrier_in"),
+            vec![
+                Action::Reply(0, PmiMessage::new("barrier_out")),
+                Action::Reply(1, PmiMessage::new("barrier_out"))
+            ]
+        );
+        assert_eq!(s.barrier_waiters(), 1);
+        assert!(!s.is_awaited_in_barrier(1) && s.is_awaited_in_barrier(4));
+        assert!(ask(&mut s, 4, "cmd=barrier_in").is_empty());
+        let out = ask(&mut s, 3, "cmd=barrier_in");
+        let expected: Vec<_> = (2..5)
+            .map(|r| Action::Reply(r, PmiMessage::new("barrier_out")))
+            .collect();
+        assert_eq!(out, expected);
+        assert_eq!(s.barrier_waiters(), 0);
+        assert!(matches!(
+            ask(&mut s, 5, "cmd=barrier_in").as_slice(),
+            [Action::ProtocolError { rank: 5, .. }]
+        ));
+    }
+
+    #[test]
+    fn failure_notices_stay_in_the_group_with_its_ranks() {
+        let mut s = server_with_group();
+        for id in [0, 2, 4] {
+            answer(&mut s, id, "cmd=oxmpi_failure_notices");
+        }
+        assert_eq!(
+            s.rank_failed(3),
+            vec![
+                Action::Reply(2, PmiMessage::new(FAILURE_NOTICE).with("rank", 1)),
+                Action::Reply(4, PmiMessage::new(FAILURE_NOTICE).with("rank", 1)),
+            ]
+        );
+        assert_eq!(
+            s.rank_failed(1),
+            vec![Action::Reply(
+                0,
+                PmiMessage::new(FAILURE_NOTICE).with("rank", 1)
+            )]
+        );
+    }
+
+    #[test]
+    fn universe_size_answers() {
+        let mut s = PmiServer::new(2, Kvs::for_single_node_job("kvs_test", 2), Some(8));
+        assert_eq!(
+            answer(&mut s, 0, "cmd=get_universe_size"),
+            "cmd=universe_size size=8"
+        );
+        let mut s = server(2);
+        assert_eq!(
+            answer(&mut s, 1, "cmd=get_universe_size"),
+            "cmd=universe_size size=-1"
+        );
     }
 }

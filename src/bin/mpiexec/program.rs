@@ -12,7 +12,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// `PATH` used when the ranks' environment has none (as glibc's `execvp`).
-const DEFAULT_PATH: &str = "/bin:/usr/bin";
+pub const DEFAULT_PATH: &str = "/bin:/usr/bin";
 
 /// The program's absolute path, and its name as given (for `argv[0]`).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -27,8 +27,9 @@ const ABANDON_GRACE: Duration = Duration::from_secs(1);
 const LAUNCHER_EXIT_GRACE: Duration = Duration::from_secs(10);
 
 impl Job {
-    /// A barrier that a rank which has already ended did not enter can
-    /// never complete: end the job rather than hang.
+    /// A barrier that a process which has already ended did not enter can
+    /// never complete (barriers are per process group): end the job rather
+    /// than hang.
     pub(super) fn check_barrier(&mut self) {
         if self.ending.is_some() || self.server.barrier_waiters() == 0 {
             return;
@@ -37,7 +38,9 @@ impl Job {
             .ranks
             .iter()
             .enumerate()
-            .find(|(rank, r)| r.ended.is_some() && !self.server.is_in_barrier(*rank))
+            .find(|(rank, r)| {
+                r.ended.is_some() && !r.abandoned && self.server.is_awaited_in_barrier(*rank)
+            })
             .map(|(rank, r)| (rank, r.ended.unwrap_or(Termination::Exited(0))));
         if let Some((rank, how)) = gone {
             let who = self.who(rank);
@@ -545,7 +548,10 @@ mod tests {
             first_signal(&timed_out),
             (libc::SIGTERM, Duration::from_millis(500))
         );
-        let aborted = Ending::Aborted { rank: 0, code: 3 };
+        let aborted = Ending::Aborted {
+            who: crate::outcome::Who::world(0),
+            code: 3,
+        };
         assert_eq!(first_signal(&aborted).0, libc::SIGTERM);
     }
 }

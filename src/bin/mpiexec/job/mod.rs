@@ -13,12 +13,19 @@
 //! in `starting.rs` (local ranks, listeners), `admission.rs` (accepting TCP
 //! connections, admitting ranks and proxies) with `handshake.rs` (a
 //! connection's first line and the job secret), `pmi.rs` (a rank's PMI
-//! traffic), `proxies.rs` (remote hosts), `reaping.rs` (learning how ranks
+//! traffic), `spawning.rs` (starting the children of a PMI `spawn` as a
+//! new process group), `proxies.rs` (remote hosts), `reaping.rs` (learning how ranks
 //! ended) and `ending.rs` (bringing the job down, the exit status);
 //! `testing.rs` builds jobs for their unit tests.
 //!
+//! Every process of the job, original rank or spawned child, is a [`Rank`]
+//! indexed by its global id (see `groups.rs`): the world's ranks first,
+//! then each spawn's children; spawned children are local, and everything
+//! below (reaping, failures, signals, the timeout) treats them like local
+//! ranks.
+//!
 //! Invariants:
-//! - [`run`] returns only after every started rank has ended (reaped here,
+//! - [`run`] returns only after every started process has ended (reaped here,
 //!   reported by its proxy, or given up with its lost host) and every
 //!   launcher process has been reaped; when the job failed, the rest of the
 //!   local process group is killed too;
@@ -41,6 +48,7 @@ mod handshake;
 mod pmi;
 mod proxies;
 mod reaping;
+mod spawning;
 mod starting;
 #[cfg(test)]
 mod testing;
@@ -74,7 +82,7 @@ const REPORT_GRACE: Duration = Duration::from_secs(1);
 /// Poll interval while something remote is waiting on a clock.
 const REMOTE_TICK: Duration = Duration::from_millis(100);
 
-/// One rank of the job.
+/// One process of the job (a rank of the world or a spawned child).
 struct Rank {
     /// Whether a proxy starts it (on another host).
     remote: bool,
@@ -87,6 +95,24 @@ struct Rank {
     /// Its failure was reported and the job went on
     /// (`-disable-auto-cleanup`).
     lost: bool,
+    /// A child of a spawn that failed to start all of its processes: it
+    /// was killed, and its end is not judged.
+    abandoned: bool,
+}
+
+impl Rank {
+    /// A process not started yet.
+    fn new(remote: bool) -> Rank {
+        Rank {
+            remote,
+            pid: None,
+            connection: None,
+            ended: None,
+            reported: None,
+            lost: false,
+            abandoned: false,
+        }
+    }
 }
 
 /// What a polled descriptor belongs to.
@@ -104,6 +130,7 @@ enum Source {
 /// A running job. Its methods live in this module's files, by concern.
 struct Job {
     spec: JobSpec,
+    /// Every process, by global id.
     ranks: Vec<Rank>,
     rank_of_pid: HashMap<libc::pid_t, usize>,
     proxy_of_pid: HashMap<libc::pid_t, usize>,
@@ -163,17 +190,10 @@ impl Job {
             spec.placement.process_mapping(),
         );
         let ranks = (0..spec.size())
-            .map(|rank| Rank {
-                remote: !spec.placement.nodes[spec.placement.node_of_rank[rank]].local,
-                pid: None,
-                connection: None,
-                ended: None,
-                reported: None,
-                lost: false,
-            })
+            .map(|rank| Rank::new(!spec.placement.nodes[spec.placement.node_of_rank[rank]].local))
             .collect();
         Job {
-            server: PmiServer::new(spec.size(), kvs),
+            server: PmiServer::new(spec.size(), kvs, spec.universe_size),
             ranks,
             rank_of_pid: HashMap::new(),
             proxy_of_pid: HashMap::new(),
@@ -197,11 +217,14 @@ impl Job {
         self.spec.placement.node_of_rank[rank]
     }
 
-    /// How messages name `rank`.
+    /// How messages name process `rank` (a global id): by its rank in its
+    /// group.
     fn who(&self, rank: usize) -> Who {
         let r = &self.ranks[rank];
+        let place = self.server.groups().locate(rank);
         Who {
-            rank,
+            rank: place.map_or(rank, |p| p.rank),
+            group: place.map_or(0, |p| p.group),
             pid: r.pid,
             host: r
                 .remote

@@ -70,7 +70,14 @@ impl Job {
                         self.flush_rank(rank);
                     }
                 }
-                Action::Abort { rank, code } => self.end(Ending::Aborted { rank, code }),
+                Action::Abort { rank, code } => {
+                    let who = self.who(rank);
+                    self.end(Ending::Aborted { who, code });
+                }
+                Action::Spawn {
+                    requester,
+                    commands,
+                } => self.spawn(requester, &commands),
                 Action::ProtocolError { rank, problem } => {
                     let who = self.who(rank);
                     self.end(Ending::ProtocolError { who, problem });

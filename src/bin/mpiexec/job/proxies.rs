@@ -284,7 +284,7 @@ impl Job {
             | FromProxy::Failed { rank, .. }
             | FromProxy::Exited { rank, .. } => *rank,
         };
-        if rank >= self.ranks.len() || self.node_of(rank) != self.proxies[id].node {
+        if rank >= self.spec.size() || self.node_of(rank) != self.proxies[id].node {
             let problem = format!("its proxy reported on rank {rank}, which is not there");
             self.lose_host(id, problem);
             return;

@@ -80,6 +80,12 @@ impl Job {
     pub(super) fn rank_ended(&mut self, rank: usize, how: Termination) {
         self.ranks[rank].ended = Some(how);
         log::debug!("{} ended: {how:?}", self.who(rank));
+        self.server.process_ended(rank);
+        if self.ranks[rank].abandoned {
+            // Killed with its failed spawn: the spawn's answer said so.
+            self.ranks[rank].connection = None;
+            return;
+        }
         // What it wrote before it ended (its `finalize`) is still to read.
         self.read_rank(rank);
         if rank == 0 {

@@ -57,6 +57,7 @@ pub(super) fn job(hosts: &[(&str, bool, usize)]) -> Job {
         hostname_env: Vec::new(),
         remote: None,
         auto_cleanup: true,
+        universe_size: None,
     };
     let signals = SignalPipe::unhooked().expect("a pipe for the test job");
     Job::new(spec, Vec::new(), signals, None)

@@ -1,0 +1,379 @@
+//! What a PMI `spawn` asks for: the segments a client sends for one
+//! `PMI_Spawn_multiple` (one `mcmd=spawn` block per command, numbered by
+//! `spawnssofar` out of `totspawns`), collected per requester into the
+//! commands of one spawn, and the meaning of each command's info keys.
+//!
+//! Invariants: a spawn is answered exactly once, when its last segment
+//! (`spawnssofar == totspawns`) arrives, however malformed the segments
+//! before it were (the client writes every segment, then reads one answer);
+//! a spawn with any bad segment yields no command at all, only the first
+//! reason; nothing here touches the file system or starts a process.
+
+use std::collections::HashMap;
+
+use oxmpi::bootstrap::pmi::wire::PmiMessage;
+
+/// One command of a spawn: `nprocs` copies of `execname`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpawnCommand {
+    /// How many processes run it (at least 1).
+    pub nprocs: usize,
+    /// The program as the client named it.
+    pub execname: String,
+    /// Its arguments (`arg1`.. `argN`, in order).
+    pub args: Vec<String>,
+    /// Keys put into the new group's KVS before any child starts.
+    pub preput: Vec<(String, String)>,
+    /// The command's info keys and values, in order.
+    pub info: Vec<(String, String)>,
+}
+
+/// Where and how a command's processes run, from its info keys.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SpawnSettings {
+    /// `wdir`: the working directory (relative to mpiexec's).
+    pub wdir: Option<String>,
+    /// `path`: directories searched for the program before `PATH`.
+    pub path: Option<String>,
+}
+
+/// A spawn being collected from one requester.
+#[derive(Debug)]
+struct Collecting {
+    total: usize,
+    /// The `spawnssofar` the next segment must carry.
+    next: usize,
+    commands: Vec<SpawnCommand>,
+    /// The first thing wrong with the spawn, if any.
+    problem: Option<String>,
+}
+
+/// The spawns being collected, per requester (a global process id).
+#[derive(Debug, Default)]
+pub struct SpawnSegments {
+    collecting: HashMap<usize, Collecting>,
+}
+
+impl SpawnSegments {
+    /// Takes one segment from `requester`. `None` while more segments are
+    /// due; then the spawn's commands, or the reason it must fail.
+    pub fn add(
+        &mut self,
+        requester: usize,
+        segment: &PmiMessage,
+    ) -> Option<Result<Vec<SpawnCommand>, String>> {
+        // A single-line `cmd=spawn` without the counters is a spawn of one.
+        let counter = |key| match segment.get(key) {
+            None => Ok(1),
+            Some(v) => v
+                .trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|&n| n >= 1)
+                .ok_or_else(|| format!("bad {key} '{v}'")),
+        };
+        let (total, sofar) = match (counter("totspawns"), counter("spawnssofar")) {
+            (Ok(t), Ok(s)) => (t, s),
+            (Err(e), _) | (_, Err(e)) => {
+                // Where the spawn ends cannot be told: answer now.
+                self.collecting.remove(&requester);
+                return Some(Err(e));
+            }
+        };
+        let state = self.collecting.entry(requester).or_insert(Collecting {
+            total,
+            next: 1,
+            commands: Vec::new(),
+            problem: None,
+        });
+        let problem = if total != state.total {
+            Some(format!(
+                "totspawns changed from {} to {total} within one spawn",
+                state.total
+            ))
+        } else if sofar != state.next {
+            Some(format!(
+                "segment {sofar} of {total} came where segment {} was due",
+                state.next
+            ))
+        } else {
+            match parse_command(segment) {
+                Ok(command) => {
+                    state.commands.push(command);
+                    None
+                }
+                Err(e) => Some(format!("command {sofar}: {e}")),
+            }
+        };
+        if state.problem.is_none() {
+            state.problem = problem;
+        }
+        state.next = sofar + 1;
+        if sofar < total {
+            return None;
+        }
+        let done = self.collecting.remove(&requester)?;
+        Some(match done.problem {
+            Some(problem) => Err(problem),
+            None => Ok(done.commands),
+        })
+    }
+
+    /// Forgets what `requester` sent of a spawn (it ended).
+    pub fn forget(&mut self, requester: usize) {
+        self.collecting.remove(&requester);
+    }
+}
+
+/// The command of one segment.
+fn parse_command(segment: &PmiMessage) -> Result<SpawnCommand, String> {
+    let number = |key: &str| -> Result<usize, String> {
+        let value = segment.get(key).ok_or_else(|| format!("missing {key}"))?;
+        value
+            .trim()
+            .parse::<usize>()
+            .map_err(|_| format!("bad {key} '{value}'"))
+    };
+    let text = |key: String| -> Result<String, String> {
+        segment
+            .get(&key)
+            .map(str::to_string)
+            .ok_or_else(|| format!("missing {key}"))
+    };
+    let nprocs = number("nprocs")?;
+    if nprocs < 1 {
+        return Err(format!("nprocs is {nprocs}, not at least 1"));
+    }
+    let execname = text("execname".into())?;
+    if execname.is_empty() {
+        return Err("empty execname".into());
+    }
+    let argcnt = if segment.get("argcnt").is_some() {
+        number("argcnt")?
+    } else {
+        0
+    };
+    let args = (1..=argcnt)
+        .map(|i| text(format!("arg{i}")))
+        .collect::<Result<_, _>>()?;
+    let pairs = |count: &str, key: &str, val: &str| -> Result<Vec<(String, String)>, String> {
+        let n = if segment.get(count).is_some() {
+            number(count)?
+        } else {
+            0
+        };
+        (0..n)
+            .map(|i| Ok((text(format!("{key}_{i}"))?, text(format!("{val}_{i}"))?)))
+            .collect()
+    };
+    Ok(SpawnCommand {
+        nprocs,
+        execname,
+        args,
+        preput: pairs("preput_num", "preput_key", "preput_val")?,
+        info: pairs("info_num", "info_key", "info_val")?,
+    })
+}
+
+/// The settings `info` asks for; `is_this_host` tells which host names
+/// mean mpiexec's host (spawned processes run there only). Unknown keys
+/// are ignored, as MPI lets implementations do.
+pub fn settings(
+    info: &[(String, String)],
+    is_this_host: impl Fn(&str) -> bool,
+) -> Result<SpawnSettings, String> {
+    let mut settings = SpawnSettings::default();
+    for (key, value) in info {
+        match key.as_str() {
+            "wdir" => settings.wdir = Some(value.clone()),
+            "path" => settings.path = Some(value.clone()),
+            "host" | "hosts" => {
+                let names: Vec<&str> = value.split(',').map(str::trim).collect();
+                if let Some(other) = names.iter().find(|n| n.is_empty() || !is_this_host(n)) {
+                    return Err(format!(
+                        "info {key}={value}: host '{other}' is not this host; \
+                         spawned processes run on mpiexec's host only"
+                    ));
+                }
+            }
+            "file" | "hostfile" => {
+                return Err(format!(
+                    "info {key}={value}: host files are not supported for spawn; \
+                     spawned processes run on mpiexec's host"
+                ))
+            }
+            other => log::debug!("spawn: ignoring info key {other}={value}"),
+        }
+    }
+    Ok(settings)
+}
+
+/// `reason` as a PMI value: spaces become underscores.
+pub fn wire_reason(reason: &str) -> String {
+    reason.replace(char::is_whitespace, "_")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The segment `k` of `total` for `nprocs` copies of `exec`, with
+    /// `extra` lines (`key=value`) as the client would add them.
+    fn segment(
+        total: usize,
+        k: usize,
+        nprocs: usize,
+        exec: &str,
+        extra: &[(&str, &str)],
+    ) -> PmiMessage {
+        let mut m = PmiMessage::new("spawn")
+            .with("nprocs", nprocs)
+            .with("execname", exec)
+            .with("totspawns", total)
+            .with("spawnssofar", k);
+        for (key, value) in extra {
+            m.push(*key, value);
+        }
+        m
+    }
+
+    #[test]
+    fn a_single_command_with_args_preput_and_info() {
+        let mut s = SpawnSegments::default();
+        let seg = segment(
+            1,
+            1,
+            2,
+            "./child",
+            &[
+                ("arg1", "a b=c"),
+                ("arg2", "x"),
+                ("argcnt", "2"),
+                ("preput_num", "1"),
+                ("preput_key_0", "PARENT_ROOT_PORT_NAME"),
+                ("preput_val_0", "tag#1"),
+                ("info_num", "1"),
+                ("info_key_0", "wdir"),
+                ("info_val_0", "/tmp"),
+            ],
+        );
+        let commands = s.add(7, &seg).unwrap().unwrap();
+        assert_eq!(
+            commands,
+            [SpawnCommand {
+                nprocs: 2,
+                execname: "./child".into(),
+                args: vec!["a b=c".into(), "x".into()],
+                preput: vec![("PARENT_ROOT_PORT_NAME".into(), "tag#1".into())],
+                info: vec![("wdir".into(), "/tmp".into())],
+            }]
+        );
+        // A bare single-line spawn is a spawn of one command.
+        let bare = PmiMessage::new("spawn")
+            .with("nprocs", 1)
+            .with("execname", "x");
+        assert_eq!(s.add(7, &bare).unwrap().unwrap()[0].execname, "x");
+    }
+
+    #[test]
+    fn multiple_commands_are_answered_after_the_last() {
+        let mut s = SpawnSegments::default();
+        assert_eq!(s.add(0, &segment(3, 1, 1, "a", &[])), None);
+        // Another requester's spawn does not mix with it.
+        assert!(s.add(1, &segment(1, 1, 4, "z", &[])).unwrap().is_ok());
+        assert_eq!(s.add(0, &segment(3, 2, 2, "b", &[])), None);
+        let commands = s.add(0, &segment(3, 3, 3, "c", &[])).unwrap().unwrap();
+        let shape: Vec<(usize, &str)> = commands
+            .iter()
+            .map(|c| (c.nprocs, c.execname.as_str()))
+            .collect();
+        assert_eq!(shape, [(1, "a"), (2, "b"), (3, "c")]);
+    }
+
+    #[test]
+    fn a_bad_segment_fails_the_spawn_once_at_its_end() {
+        let mut s = SpawnSegments::default();
+        assert_eq!(s.add(0, &segment(2, 1, 0, "a", &[])), None);
+        assert_eq!(
+            s.add(0, &segment(2, 2, 1, "b", &[])),
+            Some(Err("command 1: nprocs is 0, not at least 1".into()))
+        );
+        // Missing arguments, preput values and info values.
+        for extra in [
+            &[("argcnt", "2"), ("arg1", "x")][..],
+            &[("preput_num", "1"), ("preput_key_0", "k")][..],
+            &[("info_num", "1"), ("info_key_0", "wdir")][..],
+            &[("argcnt", "two")][..],
+        ] {
+            let answer = s.add(0, &segment(1, 1, 1, "a", extra)).unwrap();
+            assert!(answer.is_err(), "{extra:?}: {answer:?}");
+        }
+        let no_exec = PmiMessage::new("spawn").with("nprocs", 1);
+        assert_eq!(
+            s.add(0, &no_exec),
+            Some(Err("command 1: missing execname".into()))
+        );
+    }
+
+    #[test]
+    fn inconsistent_segments_fail_the_spawn() {
+        let mut s = SpawnSegments::default();
+        assert_eq!(s.add(0, &segment(3, 1, 1, "a", &[])), None);
+        assert_eq!(
+            s.add(0, &segment(2, 2, 1, "b", &[])),
+            Some(Err("totspawns changed from 3 to 2 within one spawn".into()))
+        );
+        // A second spawn's first segment in the middle of one.
+        assert_eq!(s.add(0, &segment(2, 1, 1, "a", &[])), None);
+        assert_eq!(s.add(0, &segment(2, 1, 1, "a", &[])), None);
+        assert_eq!(
+            s.add(0, &segment(2, 2, 1, "a", &[])),
+            Some(Err("segment 1 of 2 came where segment 2 was due".into()))
+        );
+        // Counters that cannot be read are answered at once.
+        let bad = segment(1, 1, 1, "a", &[]).with("x", 1);
+        let mut bad = bad;
+        bad.fields.retain(|(k, _)| k != "totspawns");
+        bad.push("totspawns", "many");
+        assert_eq!(s.add(0, &bad), Some(Err("bad totspawns 'many'".into())));
+        // Forgetting a requester drops its partial spawn.
+        assert_eq!(s.add(4, &segment(2, 1, 1, "a", &[])), None);
+        s.forget(4);
+        assert!(s.add(4, &segment(1, 1, 1, "a", &[])).unwrap().is_ok());
+    }
+
+    #[test]
+    fn info_keys() {
+        let here = |h: &str| matches!(h, "localhost" | "127.0.0.1" | "node-a");
+        let info = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        assert_eq!(
+            settings(
+                &info(&[
+                    ("wdir", "sub"),
+                    ("path", "/opt/bin:/x"),
+                    ("host", "localhost"),
+                    ("hosts", "node-a,127.0.0.1"),
+                    ("soft", "1:4"),
+                ]),
+                here
+            ),
+            Ok(SpawnSettings {
+                wdir: Some("sub".into()),
+                path: Some("/opt/bin:/x".into())
+            })
+        );
+        let err = settings(&info(&[("host", "localhost,node-b")]), here).unwrap_err();
+        assert!(err.contains("host 'node-b' is not this host"), "{err}");
+        assert!(err.contains("mpiexec's host only"), "{err}");
+        for key in ["file", "hostfile"] {
+            let err = settings(&info(&[(key, "hosts.txt")]), here).unwrap_err();
+            assert!(err.contains("not supported"), "{err}");
+        }
+        assert_eq!(wire_reason("a b\tc"), "a_b_c");
+    }
+}
