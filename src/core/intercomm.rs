@@ -139,6 +139,10 @@ pub fn create(
     })
 }
 
+/// The leader's word for "failed" in place of a context number (no
+/// context number comes near it).
+const FAILED: u64 = u64::MAX;
+
 /// An intercommunicator between `local_comm` and a group whose leader the
 /// local leader reaches through `exchange`: given this group's proposal
 /// and members (`[proposal, members...]`), it returns the other group's,
@@ -188,21 +192,31 @@ pub fn create_with(
             Err(e) => failure = Some(e),
         }
     }
-    let mut shared = if failure.is_some() {
-        Vec::new()
-    } else {
-        vec![number]
+    // A failure goes to the members as `[FAILED, class]`, so that each
+    // returns the leader's error class.
+    let mut shared = match &failure {
+        Some(e) => vec![FAILED, e.class as u64],
+        None => vec![number],
     };
     shared.extend(remote_members.iter());
     let shared = share_from_leader(&local, local_leader as usize, &shared)?;
     if let Some(e) = failure {
         return Err(e);
     }
-    let Some(&number) = shared.first() else {
-        return Err(MpiError::new(
-            MPI_ERR_OTHER,
-            "the leader could not reach the other group",
-        ));
+    let number = match shared[..] {
+        [FAILED, class] => {
+            return Err(MpiError::new(
+                class as c_int,
+                "the leader could not make the connection to the other group",
+            ))
+        }
+        [number, ..] => number,
+        [] => {
+            return Err(MpiError::new(
+                MPI_ERR_INTERN,
+                "an empty list from the leader",
+            ))
+        }
     };
     settle(number)?;
     let remote: Arc<[ProcessId]> = shared[1..].iter().map(|&p| p as ProcessId).collect();

@@ -42,28 +42,20 @@ use crate::mpi_abi::types::MPI_Comm;
 
 /// `MPI_Comm_spawn(_multiple)`: the root reads the commands with
 /// `commands` (their arguments are significant there only; an error in
-/// them fails the call at every member). Returns the intercommunicator to
-/// the new processes.
+/// them, or the launcher's refusal, fails the call at every member with
+/// the root's error class). Returns the intercommunicator to the new
+/// processes.
 pub fn spawn(
     commands: impl FnOnce() -> MpiResult<Vec<SpawnCommand>>,
     root: c_int,
     comm: MPI_Comm,
 ) -> MpiResult<MPI_Comm> {
-    let am_root = runtime::lock().comms().get(comm)?.rank == root as usize;
     create_with(comm, root, |mine| {
         let commands = commands()?;
         let port = ports::open()?;
         let exchanged = start(&commands, &port).and_then(|()| ports::answer(&port, mine));
         let _ = ports::close(&port);
         exchanged
-    })
-    .map_err(|e| {
-        // The root knows why; the others learn only that it failed.
-        if am_root || e.class != MPI_ERR_OTHER {
-            e
-        } else {
-            MpiError::new(MPI_ERR_SPAWN, "the root could not start the processes")
-        }
     })
 }
 
