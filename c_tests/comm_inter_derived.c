@@ -1,6 +1,7 @@
 /* Intercommunicators made from an intercommunicator: MPI_Comm_dup,
- * MPI_Comm_split (color by local rank parity, key reversing the order)
- * and MPI_Comm_create (the even local ranks) give intercommunicators with
+ * MPI_Comm_split (color by local rank parity, key reversing the order),
+ * MPI_Comm_create (the even local ranks) and MPI_Intercomm_create with the
+ * intercommunicator as the peer communicator give intercommunicators with
  * the right local and remote groups: each process sends its world rank to
  * every remote rank and checks what every remote rank sent against the
  * members it expects there; a merge of the dup works, and so do merges in
@@ -56,6 +57,15 @@ int main(int argc, char **argv) {
     MPI_Comm dup;
     MPI_Comm_dup(ic, &dup);
     check_inter(dup, local, nl, remote, nr, "dup");
+
+    /* An intercommunicator as the peer communicator of
+     * MPI_Intercomm_create: both leaders are rank 0 of their group and
+     * name rank 0 as the remote leader (they must still agree on who
+     * talks first). */
+    MPI_Comm again;
+    MPI_Intercomm_create(half, 0, ic, 0, 8, &again);
+    check_inter(again, local, nl, remote, nr, "created with an intercommunicator as the peer");
+    MPI_Comm_free(&again);
 
     /* merge of the dup: an intracommunicator of everyone. */
     MPI_Comm merged;

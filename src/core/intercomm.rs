@@ -118,17 +118,23 @@ pub fn create(
     tag: c_int,
 ) -> MpiResult<MPI_Comm> {
     create_with(local_comm, local_leader, |mine| {
-        let peer = {
+        let (peer, me, other) = {
             let rt = runtime::lock();
             let p = rt.comms().get(peer_comm)?;
             p.check_rank(remote_leader)?;
-            Channel {
-                members: p.peers().clone(),
-                rank: p.rank,
-                context_id: p.context_id,
-            }
+            (
+                Channel {
+                    members: p.peers().clone(),
+                    rank: p.rank,
+                    context_id: p.context_id,
+                },
+                p.members[p.rank],
+                p.peers()[remote_leader as usize],
+            )
         };
-        if peer.rank < remote_leader as usize {
+        // The leader with the lower process id sends first (ranks cannot
+        // decide: on an intercommunicator both leaders may be rank 0).
+        if me < other {
             send_list(&peer, remote_leader as usize, tag, mine)?;
             recv_list(&peer, remote_leader as usize, tag)
         } else {
