@@ -3,7 +3,8 @@
  * - every rank of MPI_COMM_WORLD spawns 2 copies of this program; the
  *   errcodes say MPI_SUCCESS, the intercommunicator reaches 2 processes;
  *   each child's MPI_COMM_WORLD holds the 2 children and
- *   MPI_Comm_get_parent gives the intercommunicator; the children get
+ *   MPI_Comm_get_parent gives the intercommunicator (named
+ *   MPI_COMM_PARENT); the children get
  *   their arguments and run in the directory of the info key "wdir";
  *   point-to-point both ways, a broadcast from the parents' root, and an
  *   allreduce over the merged intracommunicator; after MPI_Comm_disconnect
@@ -50,6 +51,10 @@ static int child_main(int argc, char **argv) {
     CHECK(parent != MPI_COMM_NULL, "a spawned process has a parent");
     if (parent == MPI_COMM_NULL)
         MPI_Abort(MPI_COMM_WORLD, 4);
+    char name[MPI_MAX_OBJECT_NAME] = "";
+    int len = 0;
+    MPI_Comm_get_name(parent, name, &len);
+    CHECK(strcmp(name, "MPI_COMM_PARENT") == 0, "the parent's name is \"%s\"", name);
     int is_inter = 0, remote = 0;
     MPI_Comm_test_inter(parent, &is_inter);
     MPI_Comm_remote_size(parent, &remote);

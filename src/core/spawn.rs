@@ -92,7 +92,11 @@ pub fn connect_to_parent() -> MpiResult {
         return Ok(());
     };
     let parent = ports::connect(&port, 0, MPI_COMM_WORLD)?;
-    runtime::lock().comms_mut().get_mut(parent)?.spawn_parent = true;
+    let mut rt = runtime::lock();
+    let c = rt.comms_mut().get_mut(parent)?;
+    c.spawn_parent = true;
+    // Its name, as MPI says.
+    c.name = "MPI_COMM_PARENT".into();
     Ok(())
 }
 
