@@ -83,9 +83,9 @@ int main(int argc, char **argv)
     expect_field(answer, "cmd", "my_kvsname");
     if (!pmi_field(answer, "kvsname", kvsname, sizeof kvsname))
         fail("get_my_kvsname answered '%s'", answer);
+    /* Not known unless mpiexec is given -usize (as with Hydra). */
     ask("cmd=get_universe_size\n");
-    snprintf(expected, sizeof expected, "%d", size);
-    expect_field(answer, "size", expected);
+    expect_field(answer, "size", "-1");
 
     ask("cmd=get kvsname=%s key=PMI_process_mapping\n", kvsname);
     if (mapping)

@@ -345,6 +345,7 @@ unsafe fn spawn_command(
     maxprocs: c_int,
     info: MPI_Info,
 ) -> MpiResult<SpawnCommand> {
+    let info = spawn_info(info)?;
     // SAFETY: the caller's contract.
     let command = unsafe { in_str(command, "command") }?;
     if command.trim().is_empty() {
@@ -361,7 +362,7 @@ unsafe fn spawn_command(
         // SAFETY: the caller's contract.
         args: unsafe { argv_arg(argv) }?,
         maxprocs: maxprocs as u32,
-        info: spawn_info(info)?,
+        info,
     })
 }
 
