@@ -9,7 +9,8 @@ use std::os::raw::{c_int, c_void};
 
 use crate::abi::args::out;
 use crate::core::attributes::{
-    is_predefined, predefined_value, AttrObject, Attributes, CopyCall, DeleteCall,
+    is_predefined, is_predefined_win, predefined_value, AttrObject, Attributes, CopyCall,
+    DeleteCall,
 };
 use crate::core::datatype::registry;
 use crate::core::error::{MpiError, MpiResult};
@@ -29,9 +30,18 @@ pub trait AttributeStore {
         object: c_int,
         f: impl FnOnce(&mut Attributes) -> R,
     ) -> MpiResult<R>;
-    /// The value of a predefined attribute, readable on every object.
-    fn predefined(_keyval: c_int) -> Option<*mut c_void> {
+    /// The value of a predefined attribute of `object`.
+    fn predefined(
+        _rt: &mut runtime::Runtime,
+        _object: c_int,
+        _keyval: c_int,
+    ) -> Option<*mut c_void> {
         None
+    }
+    /// Whether `keyval` is predefined for this kind (never set or freed by
+    /// the program).
+    fn is_predefined(_keyval: c_int) -> bool {
+        false
     }
 }
 
@@ -46,8 +56,11 @@ impl AttributeStore for CommStore {
     ) -> MpiResult<R> {
         Ok(f(&mut rt.comms_mut().get_mut(comm)?.attributes))
     }
-    fn predefined(keyval: c_int) -> Option<*mut c_void> {
+    fn predefined(_rt: &mut runtime::Runtime, _comm: c_int, keyval: c_int) -> Option<*mut c_void> {
         predefined_value(keyval)
+    }
+    fn is_predefined(keyval: c_int) -> bool {
+        is_predefined(keyval)
     }
 }
 
@@ -61,6 +74,40 @@ impl AttributeStore for DatatypeStore {
         f: impl FnOnce(&mut Attributes) -> R,
     ) -> MpiResult<R> {
         registry::with_attributes(datatype, f)
+    }
+}
+
+pub struct WinStore;
+
+impl AttributeStore for WinStore {
+    const KIND: AttrObject = AttrObject::Win;
+    fn with<R>(
+        rt: &mut runtime::Runtime,
+        win: c_int,
+        f: impl FnOnce(&mut Attributes) -> R,
+    ) -> MpiResult<R> {
+        let w = rt
+            .windows_mut()
+            .get_mut(win)
+            .ok_or_else(|| crate::core::rma::origin::invalid_window(win))?;
+        Ok(f(&mut w.attributes))
+    }
+    /// `MPI_WIN_BASE` is the base address itself; the others point at the
+    /// window's values.
+    fn predefined(rt: &mut runtime::Runtime, win: c_int, keyval: c_int) -> Option<*mut c_void> {
+        let w = rt.windows_mut().get_mut(win)?;
+        let v = &mut *w.predefined;
+        Some(match keyval {
+            MPI_WIN_BASE => v.base as *mut c_void,
+            MPI_WIN_SIZE => (&mut v.size as *mut MPI_Aint).cast(),
+            MPI_WIN_DISP_UNIT => (&mut v.disp_unit as *mut c_int).cast(),
+            MPI_WIN_CREATE_FLAVOR => (&mut v.flavor as *mut c_int).cast(),
+            MPI_WIN_MODEL => (&mut v.model as *mut c_int).cast(),
+            _ => return None,
+        })
+    }
+    fn is_predefined(keyval: c_int) -> bool {
+        is_predefined_win(keyval)
     }
 }
 
@@ -260,7 +307,7 @@ fn new_keyval(
 /// through the delete callback first; if that fails, the old value stays
 /// and the error is the result.
 fn set<S: AttributeStore>(object: c_int, keyval: c_int, value: *mut c_void) -> MpiResult {
-    if S::KIND == AttrObject::Comm && is_predefined(keyval) {
+    if S::is_predefined(keyval) {
         return Err(MpiError::new(
             MPI_ERR_KEYVAL,
             "predefined attributes cannot be set",
@@ -298,12 +345,12 @@ unsafe fn get<S: AttributeStore>(
     let slot = unsafe { out(attribute_val.cast::<*mut c_void>(), "attribute_val") }?;
     let mut rt = runtime::lock();
     let value = S::with(&mut rt, object, |a| a.get(keyval))?;
-    if let Some(p) = S::predefined(keyval) {
+    if let Some(p) = S::predefined(&mut rt, object, keyval) {
         *slot = p;
         *flag = 1;
         return Ok(());
     }
-    if S::KIND == AttrObject::Comm && is_predefined(keyval) {
+    if S::is_predefined(keyval) {
         // A predefined attribute without a value (MPI_UNIVERSE_SIZE when
         // the launcher does not know it).
         *flag = 0;
@@ -425,4 +472,41 @@ pub unsafe fn type_get_attr(
 
 pub unsafe fn type_delete_attr(datatype: MPI_Datatype, keyval: c_int) -> MpiResult {
     delete::<DatatypeStore>(datatype, keyval)
+}
+
+// ---- Windows ----
+
+pub unsafe fn win_create_keyval(
+    copy: MPI_Win_copy_attr_function,
+    delete: MPI_Win_delete_attr_function,
+    keyval: *mut c_int,
+    extra_state: *mut c_void,
+) -> MpiResult {
+    new_keyval(AttrObject::Win, copy, delete, keyval, extra_state)
+}
+
+pub unsafe fn win_free_keyval(keyval: &mut c_int) -> MpiResult {
+    runtime::lock()
+        .keyvals_mut()
+        .free(*keyval, AttrObject::Win)?;
+    *keyval = MPI_KEYVAL_INVALID;
+    Ok(())
+}
+
+pub unsafe fn win_set_attr(win: MPI_Win, keyval: c_int, value: *mut c_void) -> MpiResult {
+    set::<WinStore>(win, keyval, value)
+}
+
+pub unsafe fn win_get_attr(
+    win: MPI_Win,
+    keyval: c_int,
+    attribute_val: *mut c_void,
+    flag: &mut c_int,
+) -> MpiResult {
+    // SAFETY: MPI_Win_get_attr's arguments, passed on unchanged.
+    unsafe { get::<WinStore>(win, keyval, attribute_val, flag) }
+}
+
+pub unsafe fn win_delete_attr(win: MPI_Win, keyval: c_int) -> MpiResult {
+    delete::<WinStore>(win, keyval)
 }

@@ -60,12 +60,13 @@ impl Scope {
     }
 }
 
-/// A scope with pointer arguments already read. Windows and files have no
-/// objects of their own yet, so their errors go to the default handler.
+/// A scope with pointer arguments already read. Files have no objects of
+/// their own yet, so their errors go to the default handler.
 #[derive(Clone, Copy)]
 enum Target {
     Default,
     Comm(MPI_Comm),
+    Win(MPI_Win),
     Session(MPI_Session),
     Handler(MPI_Errhandler),
 }
@@ -77,7 +78,8 @@ impl Scope {
             Scope::Comm(c) => Target::Comm(c),
             Scope::Session(h) => Target::Session(h),
             Scope::Handler(h) => Target::Handler(h),
-            Scope::Win(_) | Scope::File(_) => Target::Default,
+            Scope::Win(w) => Target::Win(w),
+            Scope::File(_) => Target::Default,
         }
     }
 }
@@ -200,6 +202,7 @@ fn raise(target: Target, call: &'static str, error: MpiError) -> c_int {
                 }
             }),
             Target::Session(h) => rt.sessions().get(h).map(|s| (s.errhandler, h)),
+            Target::Win(w) => rt.windows().get(w).map(|win| (win.errhandler, w)),
             Target::Handler(h) => rt
                 .errhandlers()
                 .check(h)
@@ -253,6 +256,20 @@ pub fn call_errhandler_on_comm(comm: MPI_Comm, code: c_int) -> MpiResult {
         rt.errhandlers().action(c.errhandler)?
     };
     invoke(action, &mut { comm }, &mut { code });
+    Ok(())
+}
+
+/// `MPI_Win_call_errhandler`: raises `code` on a window.
+pub fn call_errhandler_on_win(win: MPI_Win, code: c_int) -> MpiResult {
+    let action = {
+        let rt = runtime::lock();
+        let w = rt
+            .windows()
+            .get(win)
+            .ok_or_else(|| crate::core::rma::origin::invalid_window(win))?;
+        rt.errhandlers().action(w.errhandler)?
+    };
+    invoke(action, &mut { win }, &mut { code });
     Ok(())
 }
 

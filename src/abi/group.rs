@@ -10,7 +10,7 @@ use crate::mpi_abi::constants::*;
 use crate::mpi_abi::types::*;
 
 /// A new group handle (`MPI_GROUP_EMPTY` for an empty group, as MPICH does).
-fn insert(rt: &mut Runtime, g: Group) -> MPI_Group {
+pub(crate) fn insert(rt: &mut Runtime, g: Group) -> MPI_Group {
     if g.size() == 0 {
         return MPI_GROUP_EMPTY;
     }

@@ -35,6 +35,7 @@ pub mod op;
 pub mod p2p;
 pub mod pack;
 pub mod profiling;
+pub mod rma;
 pub mod session;
 pub mod status;
 pub mod tool;

@@ -22,6 +22,7 @@ use crate::mpi_abi::constants::*;
 pub enum AttrObject {
     Comm,
     Datatype,
+    Win,
 }
 
 impl AttrObject {
@@ -29,6 +30,7 @@ impl AttrObject {
         match self {
             AttrObject::Comm => "communicator",
             AttrObject::Datatype => "datatype",
+            AttrObject::Win => "window",
         }
     }
 }
@@ -139,7 +141,9 @@ impl Keyvals {
     }
 
     pub fn free(&mut self, keyval: c_int, kind: AttrObject) -> MpiResult {
-        if kind == AttrObject::Comm && is_predefined(keyval) {
+        if (kind == AttrObject::Comm && is_predefined(keyval))
+            || (kind == AttrObject::Win && is_predefined_win(keyval))
+        {
             return Err(MpiError::new(
                 MPI_ERR_KEYVAL,
                 "a predefined keyval cannot be freed",
@@ -243,6 +247,14 @@ pub fn is_predefined(keyval: c_int) -> bool {
             | MPI_UNIVERSE_SIZE
             | MPI_LASTUSEDCODE
             | MPI_APPNUM
+    )
+}
+
+/// The predefined window attributes (`MPI_WIN_BASE`...).
+pub fn is_predefined_win(keyval: c_int) -> bool {
+    matches!(
+        keyval,
+        MPI_WIN_BASE | MPI_WIN_SIZE | MPI_WIN_DISP_UNIT | MPI_WIN_CREATE_FLAVOR | MPI_WIN_MODEL
     )
 }
 

@@ -121,6 +121,10 @@ impl<T> HandleTable<T> {
     }
 
     /// Live objects with their handles.
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut T> {
+        self.slots.iter_mut().filter_map(|s| s.as_mut())
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = (c_int, &T)> {
         self.slots
             .iter()

@@ -27,6 +27,7 @@ pub mod ports;
 pub mod process;
 pub mod progress;
 pub mod pset;
+pub mod rma;
 pub mod runtime;
 pub mod session;
 pub mod spawn;

@@ -32,6 +32,7 @@ use super::info::InfoObject;
 use super::locks::{Level, OrderedGuard, OrderedMutex};
 use super::p2p::engine::Engine;
 use super::process::Process;
+use super::rma::Window;
 use super::session::Session;
 use crate::bootstrap::card::Card;
 use crate::mpi_abi::constants::*;
@@ -65,6 +66,8 @@ pub struct Runtime {
     infos: HandleTable<InfoObject>,
     errhandlers: Errhandlers,
     keyvals: Keyvals,
+    /// RMA windows (see `core::rma`).
+    windows: HandleTable<Window>,
     /// Point-to-point matching and requests (process-level: a message of
     /// a newer epoch may arrive before this process enters it).
     engine: Engine,
@@ -88,6 +91,7 @@ static RUNTIME: LazyLock<OrderedMutex<Runtime>> = LazyLock::new(|| {
             infos: HandleTable::new(ObjectKind::Info),
             errhandlers: Errhandlers::default(),
             keyvals: Keyvals::default(),
+            windows: HandleTable::new(ObjectKind::Win),
             engine: Engine::default(),
         },
     )
@@ -272,6 +276,23 @@ impl Runtime {
         for h in stale {
             let _ = self.free_comm(h);
         }
+        let windows: Vec<_> = self
+            .windows
+            .iter()
+            .filter(|(_, w)| w.epoch == epoch)
+            .map(|(h, _)| h)
+            .collect();
+        if !windows.is_empty() {
+            log::debug!(
+                "{} window(s) of epoch {epoch} were not freed; they are gone",
+                windows.len()
+            );
+        }
+        for h in windows {
+            if let Some(w) = self.windows.remove(h) {
+                let _ = self.errhandlers.release(w.errhandler);
+            }
+        }
         let dropped = self.engine.end_epoch(epoch);
         if dropped > 0 {
             log::warn!("{dropped} unreceived messages of epoch {epoch} dropped at its end");
@@ -287,7 +308,14 @@ impl Runtime {
         let Some((epoch, instance)) = self.epochs.live() else {
             return false;
         };
-        let moved = self.engine.progress(&mut instance.endpoints);
+        let mut moved = self.engine.progress(&mut instance.endpoints);
+        if !self.windows.is_empty() {
+            moved |= super::rma::progress::serve_all(
+                &mut self.windows,
+                &mut self.engine,
+                &mut instance.endpoints,
+            );
+        }
         if !instance.endpoints.looks_for_cards() {
             return moved;
         }
@@ -403,6 +431,23 @@ impl Runtime {
     /// operation.
     pub fn engine_and_endpoints(&mut self) -> MpiResult<(&mut Engine, &mut Endpoints)> {
         self.active().ok_or_else(not_initialized)
+    }
+
+    /// The windows, the engine and the live epoch's transports, for an RMA
+    /// operation.
+    pub fn windows_engine_endpoints(
+        &mut self,
+    ) -> MpiResult<(&mut HandleTable<Window>, &mut Engine, &mut Endpoints)> {
+        let (_, instance) = self.epochs.live().ok_or_else(not_initialized)?;
+        Ok((&mut self.windows, &mut self.engine, &mut instance.endpoints))
+    }
+
+    pub fn windows(&self) -> &HandleTable<Window> {
+        &self.windows
+    }
+
+    pub fn windows_mut(&mut self) -> &mut HandleTable<Window> {
+        &mut self.windows
     }
 
     /// [`Runtime::engine_and_endpoints`], `None` while no epoch is live.

@@ -58,6 +58,59 @@ pub enum BasicKind {
 }
 
 impl BasicKind {
+    /// Every kind, in declaration order: [`BasicKind::index`] is the
+    /// position here (how a kind travels in an RMA request).
+    pub const ALL: [BasicKind; 35] = {
+        use BasicKind::*;
+        [
+            Int8,
+            Int16,
+            Int32,
+            Int64,
+            Uint8,
+            Uint16,
+            Uint32,
+            Uint64,
+            Float16,
+            Float32,
+            Float64,
+            LongDouble,
+            Float128,
+            ComplexFloat,
+            ComplexDouble,
+            ComplexLongDouble,
+            ComplexFloat128,
+            Bool,
+            Logical,
+            Char,
+            Byte,
+            Packed,
+            Wchar,
+            Aint,
+            Offset,
+            Count,
+            FloatInt,
+            DoubleInt,
+            LongInt,
+            ShortInt,
+            LongDoubleInt,
+            TwoInt,
+            TwoReal,
+            TwoDoublePrecision,
+            TwoInteger,
+        ]
+    };
+
+    /// The kind's position in [`BasicKind::ALL`].
+    pub fn index(self) -> u8 {
+        self as u8
+    }
+
+    /// The kind at `index` of [`BasicKind::ALL`].
+    pub fn from_index(index: u8) -> Option<BasicKind> {
+        Self::ALL.get(usize::from(index)).copied()
+    }
+
     /// Bytes of one value in the packed stream (a pair: both parts).
     pub fn size(self) -> usize {
         self.element_sizes().iter().sum()
@@ -431,6 +484,15 @@ pub fn f90_real(p: c_int, r: c_int, complex: bool) -> Option<MPI_Datatype> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_kind_comes_back_from_its_index() {
+        for (i, kind) in BasicKind::ALL.iter().enumerate() {
+            assert_eq!(usize::from(kind.index()), i, "{kind:?} is out of order");
+            assert_eq!(BasicKind::from_index(kind.index()), Some(*kind));
+        }
+        assert_eq!(BasicKind::from_index(BasicKind::ALL.len() as u8), None);
+    }
 
     #[test]
     fn f90_types_are_the_smallest_that_hold_the_asked_digits() {

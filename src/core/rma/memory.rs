@@ -1,0 +1,181 @@
+//! The memory a window exposes at one rank, and the target side's reads
+//! and writes of it. Every access is first located ([`Exposed::locate`]):
+//! each block must lie inside memory the program exposed (the window's
+//! `[base, base + size)`, or a region attached to a dynamic window), so a
+//! wrong displacement from an origin is refused instead of writing
+//! anywhere. The copies go through raw pointers (the memory is the
+//! program's, and other processes may map it too), never through Rust
+//! references to it.
+use crate::core::datatype::BasicKind;
+use crate::core::op::{kernels, BuiltinOp};
+
+/// What a rank exposes.
+#[derive(Debug, Clone)]
+pub enum Exposed {
+    /// `MPI_Win_create`, `MPI_Win_allocate`, `MPI_Win_allocate_shared`:
+    /// `size` bytes at address `base`.
+    Fixed { base: usize, size: usize },
+    /// `MPI_Win_create_dynamic`: the attached regions `(address, size)`;
+    /// displacements are addresses.
+    Dynamic { regions: Vec<(usize, usize)> },
+}
+
+/// A located access: the address and length of each block.
+pub type Spans = Vec<(usize, usize)>;
+
+impl Exposed {
+    /// The address of each block of an access at `disp` (bytes from the
+    /// base, or an address in a dynamic window), checked to lie in exposed
+    /// memory; `Err` says which block does not.
+    pub fn locate(&self, disp: i64, blocks: &[(i64, u64)]) -> Result<Spans, String> {
+        let mut spans = Vec::with_capacity(blocks.len());
+        for &(offset, len) in blocks {
+            let len = usize::try_from(len).map_err(|_| format!("a block of {len} bytes"))?;
+            let start = disp.checked_add(offset).ok_or("displacement overflows")?;
+            let address = match self {
+                Exposed::Fixed { base, size } => {
+                    let start = usize::try_from(start)
+                        .ok()
+                        .filter(|s| s.checked_add(len).is_some_and(|end| end <= *size))
+                        .ok_or_else(|| {
+                            format!(
+                                "bytes [{start}, {start}+{len}) are outside the window's {size} bytes"
+                            )
+                        })?;
+                    base + start
+                }
+                Exposed::Dynamic { regions } => {
+                    let start = start as u64 as usize;
+                    let inside = regions.iter().any(|&(at, size)| {
+                        start >= at && start.checked_add(len).is_some_and(|end| end <= at + size)
+                    });
+                    if !inside && len > 0 {
+                        return Err(format!(
+                            "bytes [{start:#x}, +{len}) are not in memory attached to the window"
+                        ));
+                    }
+                    start
+                }
+            };
+            spans.push((address, len));
+        }
+        Ok(spans)
+    }
+}
+
+/// Copies `data` into the spans, in order (`data` holds their total).
+pub fn write(spans: &Spans, data: &[u8]) {
+    let mut at = 0;
+    for &(address, len) in spans {
+        let len = len.min(data.len() - at);
+        // SAFETY: `locate` checked the span lies in memory the program
+        // exposed in this window, which stays valid while the window does
+        // (MPI's rule for the memory of a window); `data` is our own buffer
+        // and holds `len` more bytes from `at`.
+        unsafe {
+            std::ptr::copy_nonoverlapping(data.as_ptr().add(at), address as *mut u8, len);
+        }
+        at += len;
+    }
+}
+
+/// Copies the spans, in order, into `out` (which holds their total).
+pub fn read(spans: &Spans, out: &mut [u8]) {
+    let mut at = 0;
+    for &(address, len) in spans {
+        let len = len.min(out.len() - at);
+        // SAFETY: as in `write`: the span is exposed window memory, and
+        // `out` has room for `len` more bytes from `at`.
+        unsafe {
+            std::ptr::copy_nonoverlapping(address as *const u8, out.as_mut_ptr().add(at), len);
+        }
+        at += len;
+    }
+}
+
+/// The spans' bytes, in order.
+pub fn read_all(spans: &Spans) -> Vec<u8> {
+    let mut out = vec![0u8; spans.iter().map(|s| s.1).sum()];
+    read(spans, &mut out);
+    out
+}
+
+/// `target = input op target`, element by element of `kind`, over the
+/// spans (each a whole number of elements); returns the old contents
+/// when `fetch` asks for them. The target side applies one request at a
+/// time, so each element's update is atomic with respect to every other
+/// RMA operation on it.
+pub fn accumulate(
+    spans: &Spans,
+    kind: BasicKind,
+    op: BuiltinOp,
+    input: &[u8],
+    fetch: bool,
+) -> Option<Vec<u8>> {
+    let mut current = read_all(spans);
+    let old = fetch.then(|| current.clone());
+    if op != BuiltinOp::NoOp {
+        let n = current.len().min(input.len());
+        kernels::apply(op, kind, &input[..n], &mut current[..n]);
+        write(spans, &current);
+    }
+    old
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accesses_outside_the_window_are_refused() {
+        let memory = [0u8; 64];
+        let exposed = Exposed::Fixed {
+            base: memory.as_ptr() as usize,
+            size: 64,
+        };
+        assert!(exposed.locate(0, &[(0, 64)]).is_ok());
+        assert!(exposed.locate(60, &[(0, 4)]).is_ok());
+        assert!(exposed.locate(60, &[(0, 8)]).is_err());
+        assert!(exposed.locate(8, &[(-16, 4)]).is_err());
+        assert!(exposed.locate(i64::MAX, &[(1, 1)]).is_err());
+    }
+
+    #[test]
+    fn dynamic_windows_take_addresses_in_attached_regions() {
+        let region = [0u8; 32];
+        let at = region.as_ptr() as usize;
+        let exposed = Exposed::Dynamic {
+            regions: vec![(at, 32)],
+        };
+        assert_eq!(
+            exposed.locate(at as i64, &[(8, 8)]).unwrap(),
+            vec![(at + 8, 8)]
+        );
+        assert!(exposed.locate(at as i64, &[(30, 4)]).is_err());
+        assert!(Exposed::Dynamic { regions: vec![] }
+            .locate(at as i64, &[(0, 1)])
+            .is_err());
+    }
+
+    #[test]
+    fn writes_reads_and_accumulates_follow_the_blocks() {
+        let mut memory = [0i32; 8];
+        let base = memory.as_mut_ptr() as usize;
+        let exposed = Exposed::Fixed { base, size: 32 };
+        // Elements 1 and 5.
+        let spans = exposed.locate(4, &[(0, 4), (16, 4)]).unwrap();
+        let data: Vec<u8> = [10i32, 50].iter().flat_map(|v| v.to_le_bytes()).collect();
+        write(&spans, &data);
+        let add: Vec<u8> = [1i32, 2].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let old = accumulate(&spans, BasicKind::Int32, BuiltinOp::Sum, &add, true).unwrap();
+        assert_eq!(old, data);
+        assert_eq!(
+            read_all(&spans),
+            [11i32, 52]
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect::<Vec<u8>>()
+        );
+        assert_eq!(memory, [0, 11, 0, 0, 0, 52, 0, 0]);
+    }
+}

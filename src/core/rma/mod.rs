@@ -1,0 +1,47 @@
+//! One-sided communication (MPI 4.1 chapter 12): windows, the operations
+//! on them, and their synchronization.
+//!
+//! Design: every operation is an active message. A window owns a private
+//! communicator (a dup of the one it was created on), so its traffic never
+//! meets the program's. An origin sends each `MPI_Put`, `MPI_Get`,
+//! accumulate, lock request or synchronization notice as one
+//! point-to-point message to the target ([`wire`]); the target's progress
+//! engine takes them off its window's context in arrival order per origin
+//! and applies them to the window memory ([`target`]), answering with data
+//! or acknowledgements on tags the origin posted receives for, so the data
+//! of a get lands straight in the origin's buffer. Because one origin's
+//! requests to one target are applied in order, an unlock, flush or PSCW
+//! complete notice that follows operations is acknowledged only once they
+//! are applied: remote completion needs no counting. `MPI_Win_fence`
+//! counts instead (each rank learns how many operations target it, waits
+//! for them, then a barrier closes the epoch).
+//!
+//! Atomicity: a target applies one request at a time, under the runtime
+//! lock, so every accumulate is atomic per element (per request, in fact)
+//! with respect to all other RMA operations, whichever origins they come
+//! from: the per-window lock the standard allows, where the lock is the
+//! target's progress.
+//!
+//! Progress: the target applies requests whenever this process makes
+//! progress (any MPI call that waits or tests). While a window exists, the
+//! collective worker thread also makes progress (see [`progress`]), so a
+//! target that computes outside MPI still serves passive-target
+//! operations within about a millisecond.
+//!
+//! Memory model: `MPI_WIN_UNIFIED` on every path. Updates are applied to
+//! the window memory itself (there is no separate public copy), so a
+//! completed operation is visible to local loads after `MPI_Win_sync`.
+//!
+//! Windows belong to the epoch that created them; the end of that epoch
+//! frees any the program left (an erroneous program: MPI requires
+//! `MPI_Win_free` before finalize).
+pub mod create;
+pub mod memory;
+pub mod origin;
+pub mod progress;
+pub mod sync;
+pub mod target;
+pub mod window;
+pub mod wire;
+
+pub use window::Window;

@@ -1,0 +1,312 @@
+//! The origin side: turning `MPI_Put`, `MPI_Get`, the accumulates and
+//! their request forms into requests to the target, and keeping track of
+//! what is still in flight (the receives of replies) until it completes.
+use std::sync::Arc;
+
+use super::target;
+use super::wire::{Header, Kind, REQUEST_TAG};
+use crate::core::datatype::Datatype;
+use crate::core::error::{MpiError, MpiResult};
+use crate::core::matching::Pattern;
+use crate::core::op::{kernels, BuiltinOp};
+use crate::core::p2p::engine::Engine;
+use crate::core::p2p::request::{empty_status, Operation, Request};
+use crate::core::p2p::user_buffer::UserBuffer;
+use crate::core::runtime;
+use crate::mpi_abi::constants::*;
+use crate::mpi_abi::types::{MPI_Aint, MPI_Request, MPI_Win};
+
+/// A reply this origin waits for: the receive posted for it, the target
+/// it comes from, and the program's request it completes (`MPI_Rget`...).
+struct Pending {
+    request: MPI_Request,
+    target: usize,
+    user: Option<MPI_Request>,
+}
+
+#[derive(Default)]
+pub struct OriginState {
+    pending: Vec<Pending>,
+    /// Operations sent to each target since creation (for fences).
+    pub sent: Vec<u64>,
+    next_reply: u32,
+}
+
+impl OriginState {
+    pub fn new(size: usize) -> OriginState {
+        OriginState {
+            sent: vec![0; size],
+            ..Default::default()
+        }
+    }
+
+    /// A fresh reply tag.
+    pub fn reply_tag(&mut self) -> i32 {
+        self.next_reply = self.next_reply.wrapping_add(1);
+        super::wire::reply_tag(self.next_reply)
+    }
+
+    /// Whether a reply from `target` (any target for `None`) is awaited.
+    pub fn has_pending(&self, target: Option<usize>) -> bool {
+        self.pending
+            .iter()
+            .any(|p| target.is_none_or(|t| p.target == t))
+    }
+
+    /// Takes the replies that arrived, completing the program's requests
+    /// they belong to; returns whether any did.
+    pub fn reap(&mut self, engine: &mut Engine) -> bool {
+        let before = self.pending.len();
+        self.pending.retain(|p| {
+            match engine.take_completed(p.request) {
+                Ok(Some(_)) => {}
+                Ok(None) => return true,
+                Err(e) => log::error!("an RMA reply's receive: {e}"),
+            }
+            if let Some(user) = p.user {
+                if let Some(req) = engine.requests.get_mut(user) {
+                    // Nothing of the reply message: MPI leaves an RMA
+                    // request's status undefined; MPICH reports an empty one.
+                    req.finish(empty_status());
+                    if req.freed {
+                        engine.requests.remove(user);
+                    }
+                }
+            }
+            false
+        });
+        self.pending.len() != before
+    }
+
+    /// Waits (in the caller's loop) for a reply on a receive just posted.
+    pub fn expect(&mut self, request: MPI_Request, target: usize, user: Option<MPI_Request>) {
+        self.pending.push(Pending {
+            request,
+            target,
+            user,
+        });
+    }
+}
+
+/// The operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RmaOp {
+    Put,
+    Get,
+    Accumulate(BuiltinOp),
+    GetAccumulate(BuiltinOp),
+    CompareAndSwap,
+}
+
+/// Where an operation goes at the target.
+pub struct TargetSpec {
+    pub rank: i32,
+    pub disp: MPI_Aint,
+    pub count: usize,
+    pub datatype: Arc<Datatype>,
+}
+
+/// The origin's buffers: the data sent, the compare value, where the
+/// result lands.
+#[derive(Default)]
+pub struct Buffers {
+    pub origin: Option<UserBuffer>,
+    pub compare: Option<UserBuffer>,
+    pub result: Option<UserBuffer>,
+}
+
+/// The blocks `(offset, length)` that `count` elements of `datatype`
+/// occupy, adjacent ones merged.
+fn blocks_of(datatype: &Datatype, count: usize) -> Vec<(i64, u64)> {
+    let mut blocks: Vec<(i64, u64)> = Vec::new();
+    datatype.for_each_block(count, 0, count * datatype.size(), |disp, len| {
+        if len == 0 {
+            return;
+        }
+        match blocks.last_mut() {
+            Some((at, l)) if *at + *l as i64 == disp as i64 => *l += len as u64,
+            _ => blocks.push((disp as i64, len as u64)),
+        }
+    });
+    blocks
+}
+
+fn type_error(what: String) -> MpiError {
+    MpiError::new(MPI_ERR_TYPE, what)
+}
+
+/// Starts an operation; returns the program's request (`MPI_Rput`...)
+/// when `want_request`, else `MPI_REQUEST_NULL`.
+pub fn issue(
+    win: MPI_Win,
+    op: RmaOp,
+    buffers: Buffers,
+    target: TargetSpec,
+    want_request: bool,
+) -> MpiResult<MPI_Request> {
+    let mut rt = runtime::lock();
+    let (windows, engine, ep) = rt.windows_engine_endpoints()?;
+    let w = windows.get_mut(win).ok_or_else(|| invalid_window(win))?;
+    let Some(t) = w.target_rank(target.rank)? else {
+        return Ok(if want_request {
+            engine.completed_null()
+        } else {
+            MPI_REQUEST_NULL
+        });
+    };
+    if !w.may_access(t) {
+        return Err(w.sync_error(&format!("{op:?}"), t));
+    }
+    let tdt = &target.datatype;
+    let need = target.count * tdt.size();
+    let (kind, builtin) = match op {
+        RmaOp::Put => (Kind::Put, None),
+        RmaOp::Get => (Kind::Get, None),
+        RmaOp::Accumulate(b) => (Kind::Accumulate, Some(b)),
+        RmaOp::GetAccumulate(b) => (Kind::GetAccumulate, Some(b)),
+        RmaOp::CompareAndSwap => (Kind::CompareAndSwap, None),
+    };
+    let element = match (builtin, kind) {
+        (Some(b), _) => {
+            let element = tdt.basic_kind();
+            match element {
+                Some(k) if kernels::supports(b, k) => {}
+                Some(k) if need > 0 => {
+                    return Err(MpiError::new(
+                        MPI_ERR_OP,
+                        format!("{} is not defined for {k:?} values", b.name()),
+                    ))
+                }
+                None if need > 0 => {
+                    return Err(type_error(
+                        "an accumulate's target datatype must hold one predefined type".into(),
+                    ))
+                }
+                _ => {}
+            }
+            element
+        }
+        (None, Kind::CompareAndSwap) => tdt.basic_kind(),
+        _ => None,
+    };
+    let sends_data = match op {
+        RmaOp::Put | RmaOp::Accumulate(_) | RmaOp::CompareAndSwap => true,
+        RmaOp::GetAccumulate(b) => b != BuiltinOp::NoOp,
+        RmaOp::Get => false,
+    };
+    let origin_len = if sends_data {
+        let len = buffers.origin.as_ref().map_or(0, UserBuffer::len);
+        if len != need {
+            return Err(type_error(format!(
+                "the origin holds {len} bytes of data, the target {need}"
+            )));
+        }
+        len
+    } else {
+        0
+    };
+    if let Some(result) = &buffers.result {
+        if result.len() != need {
+            return Err(type_error(format!(
+                "the result buffer holds {} bytes, the target {need}",
+                result.len()
+            )));
+        }
+    }
+    let peer = w.peers[t];
+    let dynamic = matches!(w.exposed, super::memory::Exposed::Dynamic { .. });
+    let disp = if dynamic {
+        target.disp
+    } else {
+        target.disp.saturating_mul(peer.disp_unit as i64)
+    };
+    let blocks = blocks_of(tdt, target.count);
+    if !dynamic && need > 0 {
+        let low = blocks.iter().map(|b| disp + b.0).min().unwrap_or(disp);
+        let high = blocks
+            .iter()
+            .map(|b| disp + b.0 + b.1 as i64)
+            .max()
+            .unwrap_or(disp);
+        if low < 0 || high > peer.size as i64 {
+            return Err(MpiError::new(
+                MPI_ERR_RMA_RANGE,
+                format!(
+                    "bytes [{low}, {high}) of rank {t}'s window, which has {} bytes",
+                    peer.size
+                ),
+            ));
+        }
+    }
+    let reply = if buffers.result.is_some() {
+        w.origin.reply_tag()
+    } else {
+        0
+    };
+    let header = Header {
+        kind,
+        exclusive: false,
+        element,
+        reply_tag: reply,
+        op: builtin.map_or(0, BuiltinOp::handle),
+        disp,
+        blocks,
+    };
+    let compare_len = if kind == Kind::CompareAndSwap {
+        need
+    } else {
+        0
+    };
+    let at = header.encoded_len();
+    let mut message = header.encode(origin_len + compare_len);
+    if let Some(origin) = buffers.origin.as_ref().filter(|_| sends_data) {
+        origin.pack(0, &mut message[at..at + origin_len]);
+    }
+    if let Some(compare) = buffers.compare.as_ref().filter(|_| compare_len > 0) {
+        compare.pack(0, &mut message[at + origin_len..]);
+    }
+    let mut user = None;
+    if let Some(result) = buffers.result {
+        let pattern = Pattern {
+            context_id: w.context_id,
+            source: t as i32,
+            tag: reply,
+        };
+        let receive = engine.irecv(ep, result, pattern);
+        if want_request {
+            user = Some(engine.requests.insert(Request::new(Operation::Collective)));
+        }
+        w.origin.expect(receive, t, user);
+    }
+    target::send(w, engine, ep, t, REQUEST_TAG, message);
+    w.origin.sent[t] += 1;
+    Ok(match user {
+        Some(u) => u,
+        None if want_request => engine.completed(empty_status()),
+        None => MPI_REQUEST_NULL,
+    })
+}
+
+pub fn invalid_window(win: MPI_Win) -> MpiError {
+    MpiError::new(
+        MPI_ERR_WIN,
+        format!("{:#010x} is not a valid window", win as u32),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::datatype::{constructors, lookup};
+
+    #[test]
+    fn blocks_merge_where_the_data_is_contiguous() {
+        let int = lookup(MPI_INT).unwrap();
+        assert_eq!(blocks_of(&int, 5), vec![(0, 20)]);
+        let vector = constructors::vector(3, 2, 4, &int).unwrap();
+        assert_eq!(blocks_of(&vector, 1), vec![(0, 8), (16, 8), (32, 8)]);
+        let full = constructors::vector(3, 2, 2, &int).unwrap();
+        assert_eq!(blocks_of(&full, 2), vec![(0, 48)]);
+        assert!(blocks_of(&int, 0).is_empty());
+    }
+}

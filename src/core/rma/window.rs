@@ -1,0 +1,152 @@
+//! The window object: what the creating call settled (members, memory,
+//! every rank's size and displacement unit), the program's settings
+//! (name, error handler, attributes, info), and the state of its origin
+//! and target sides.
+use std::os::raw::c_int;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use super::memory::Exposed;
+use super::origin::OriginState;
+use super::target::TargetState;
+use crate::core::attributes::Attributes;
+use crate::core::epoch::Epoch;
+use crate::core::error::{MpiError, MpiResult};
+use crate::mpi_abi::constants::*;
+use crate::mpi_abi::types::{MPI_Aint, MPI_Comm};
+use crate::transport::shm::segment::Segment;
+use crate::transport::ProcessId;
+
+/// What each rank told the others at creation.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Peer {
+    pub size: usize,
+    pub disp_unit: usize,
+}
+
+/// The values the predefined attributes point at (boxed, so their
+/// addresses stay put while the window lives).
+#[derive(Debug)]
+pub struct PredefinedValues {
+    pub base: usize,
+    pub size: MPI_Aint,
+    pub disp_unit: c_int,
+    pub flavor: c_int,
+    pub model: c_int,
+}
+
+/// The access epoch this rank has open as an origin.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Access {
+    #[default]
+    None,
+    /// Between fences (any fence not asserting `MPI_MODE_NOSUCCEED`).
+    Fence,
+    /// `MPI_Win_lock` on these ranks (exclusive or not).
+    Locks(Vec<(usize, bool)>),
+    /// `MPI_Win_lock_all`.
+    LockAll { checked: bool },
+    /// `MPI_Win_start` on these ranks.
+    Started(Vec<usize>),
+}
+
+pub struct Window {
+    /// The private communicator (a dup of the creating one).
+    pub comm: MPI_Comm,
+    pub members: Arc<[ProcessId]>,
+    pub rank: usize,
+    /// The context of the window's messages (the private communicator's
+    /// point-to-point context).
+    pub context_id: u64,
+    pub epoch: Epoch,
+    pub flavor: c_int,
+    pub exposed: Exposed,
+    pub peers: Vec<Peer>,
+    /// The shared segment of `MPI_Win_allocate_shared` (every rank's
+    /// memory, at `shared_offsets`), or the private one of
+    /// `MPI_Win_allocate`.
+    pub segment: Option<Segment>,
+    pub shared_offsets: Vec<usize>,
+    pub name: String,
+    pub errhandler: c_int,
+    pub attributes: Attributes,
+    /// The info hints in effect (key, value).
+    pub hints: Vec<(String, String)>,
+    pub predefined: Box<PredefinedValues>,
+    pub access: Access,
+    pub origin: OriginState,
+    pub target: TargetState,
+    /// Cleared when the window goes: ends the progress task that serves
+    /// it in the background (see `super::progress`).
+    pub serving: Option<Arc<AtomicBool>>,
+}
+
+impl Drop for Window {
+    fn drop(&mut self) {
+        if let Some(flag) = &self.serving {
+            flag.store(false, Ordering::Release);
+        }
+    }
+}
+
+/// The info keys a window reports, with their defaults.
+pub const HINT_DEFAULTS: [(&str, &str); 5] = [
+    ("no_locks", "false"),
+    ("accumulate_ordering", "rar,raw,war,waw"),
+    ("accumulate_ops", "same_op_no_op"),
+    ("same_size", "false"),
+    ("same_disp_unit", "false"),
+];
+
+impl Window {
+    pub fn size(&self) -> usize {
+        self.members.len()
+    }
+
+    /// Checks a target rank (`MPI_ERR_RANK`); `None` for `MPI_PROC_NULL`.
+    pub fn target_rank(&self, rank: c_int) -> MpiResult<Option<usize>> {
+        if rank == MPI_PROC_NULL {
+            return Ok(None);
+        }
+        usize::try_from(rank)
+            .ok()
+            .filter(|&r| r < self.size())
+            .map(Some)
+            .ok_or_else(|| {
+                MpiError::new(
+                    MPI_ERR_RANK,
+                    format!(
+                        "rank {rank} is not in the window's group of {}",
+                        self.size()
+                    ),
+                )
+            })
+    }
+
+    /// Whether this rank may access `target` now (an access epoch that
+    /// covers it is open).
+    pub fn may_access(&self, target: usize) -> bool {
+        match &self.access {
+            Access::None => false,
+            Access::Fence | Access::LockAll { .. } => true,
+            Access::Locks(locks) => locks.iter().any(|&(r, _)| r == target),
+            Access::Started(group) => group.contains(&target),
+        }
+    }
+
+    /// The error of an operation outside an access epoch.
+    pub fn sync_error(&self, what: &str, target: usize) -> MpiError {
+        MpiError::new(
+            MPI_ERR_RMA_SYNC,
+            format!("{what} to rank {target} outside an access epoch to it (no fence, lock or start covers it)"),
+        )
+    }
+
+    /// The value of a hint in effect.
+    pub fn hint(&self, key: &str) -> Option<&str> {
+        self.hints
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+}
