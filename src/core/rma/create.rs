@@ -377,11 +377,12 @@ pub fn shared_query(win: MPI_Win, rank: c_int) -> MpiResult<(usize, usize, usize
     let peer = w.peers[r];
     if w.flavor == MPI_WIN_FLAVOR_SHARED {
         let segment = w.segment.as_ref().expect("a shared window has its segment");
-        return Ok((
-            peer.size,
-            peer.disp_unit,
-            segment.as_ptr() as usize + w.shared_offsets[r],
-        ));
+        // A rank without memory has no address (as in MPICH).
+        let base = match peer.size {
+            0 => 0,
+            _ => segment.as_ptr() as usize + w.shared_offsets[r],
+        };
+        return Ok((peer.size, peer.disp_unit, base));
     }
     if r == w.rank && w.flavor != MPI_WIN_FLAVOR_DYNAMIC {
         return Ok((peer.size, peer.disp_unit, w.predefined.base));

@@ -46,10 +46,7 @@ impl Exposed {
                 }
                 Exposed::Dynamic { regions } => {
                     let start = start as u64 as usize;
-                    let inside = regions.iter().any(|&(at, size)| {
-                        start >= at && start.checked_add(len).is_some_and(|end| end <= at + size)
-                    });
-                    if !inside && len > 0 {
+                    if !attached(regions, start, len) {
                         return Err(format!(
                             "bytes [{start:#x}, +{len}) are not in memory attached to the window"
                         ));
@@ -61,6 +58,25 @@ impl Exposed {
         }
         Ok(spans)
     }
+}
+
+/// Whether every byte of `[start, start + len)` is in an attached region
+/// (an access may span adjacent regions).
+fn attached(regions: &[(usize, usize)], start: usize, len: usize) -> bool {
+    let Some(end) = start.checked_add(len) else {
+        return false;
+    };
+    let mut at = start;
+    while at < end {
+        match regions
+            .iter()
+            .find(|&&(base, size)| at >= base && at < base + size)
+        {
+            Some(&(base, size)) => at = base + size,
+            None => return false,
+        }
+    }
+    true
 }
 
 /// Copies `data` into the spans, in order (`data` holds their total).
@@ -152,6 +168,14 @@ mod tests {
             vec![(at + 8, 8)]
         );
         assert!(exposed.locate(at as i64, &[(30, 4)]).is_err());
+        let split = Exposed::Dynamic {
+            regions: vec![(at + 16, 16), (at, 16)],
+        };
+        assert!(
+            split.locate(at as i64, &[(8, 16)]).is_ok(),
+            "adjacent regions"
+        );
+        assert!(split.locate(at as i64, &[(8, 32)]).is_err());
         assert!(Exposed::Dynamic { regions: vec![] }
             .locate(at as i64, &[(0, 1)])
             .is_err());
