@@ -11,7 +11,12 @@
  * - post/start/complete/wait (and MPI_Win_test) in a ring;
  * - MPI_Win_create_dynamic with attach, addresses exchanged, put and get;
  * - MPI_Get_accumulate with MPI_NO_OP and MPI_REPLACE, MPI_MAXLOC on
- *   MPI_2INT pairs.
+ *   MPI_2INT pairs;
+ * - large puts and gets (their data moves without packing): fence
+ *   exchange checked element by element, and exclusive locks handed
+ *   between ranks that each put their id over a whole region then get it
+ *   back in another epoch: every get sees one rank's values, never a mix
+ *   (a get's data must be read before the lock passes on).
  * Run over shared memory and over TCP (OXMPI_TRANSPORT=tcp). */
 #include "mpitest.h"
 
@@ -269,6 +274,46 @@ static void maxloc_ops(int rank, int size) {
     MPI_Win_free(&win);
 }
 
+#define BIG (64 * 1024)
+
+static void large_ops(int rank, int size) {
+    int *mem, *buf = malloc(BIG * sizeof(int));
+    MPI_Win win;
+    MPI_Win_allocate(2 * BIG * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    for (int i = 0; i < BIG; i++) buf[i] = rank * BIG + i;
+    MPI_Win_fence(0, win);
+    MPI_Put(buf, BIG, MPI_INT, right, BIG, BIG, MPI_INT, win);
+    MPI_Win_fence(0, win);
+    int bad = 0;
+    for (int i = 0; i < BIG; i++) bad += mem[BIG + i] != left * BIG + i;
+    CHECK(bad == 0, "large fence put: %d elements wrong", bad);
+    MPI_Win_fence(0, win);
+    memset(buf, 0, BIG * sizeof(int));
+    MPI_Get(buf, BIG, MPI_INT, left, BIG, BIG, MPI_INT, win);
+    MPI_Win_fence(0, win);
+    bad = 0;
+    for (int i = 0; i < BIG; i++) bad += buf[i] != ((left + size - 1) % size) * BIG + i;
+    CHECK(bad == 0, "large fence get: %d elements wrong", bad);
+    /* Exclusive locks on rank 0's region: whole-region puts and gets. */
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int round = 0; round < 10; round++) {
+        for (int i = 0; i < BIG; i++) buf[i] = rank + 1;
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+        MPI_Put(buf, BIG, MPI_INT, 0, 0, BIG, MPI_INT, win);
+        MPI_Win_unlock(0, win);
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+        MPI_Get(buf, BIG, MPI_INT, 0, 0, BIG, MPI_INT, win);
+        MPI_Win_unlock(0, win);
+        int mixed = 0;
+        for (int i = 1; i < BIG; i++) mixed += buf[i] != buf[0];
+        CHECK(mixed == 0 && buf[0] >= 1 && buf[0] <= size, "round %d: a get saw %d values unlike its first (%d)",
+              round, mixed, buf[0]);
+    }
+    MPI_Win_free(&win);
+    free(buf);
+}
+
 int main(int argc, char **argv) {
     int rank, size;
     mt_init(&argc, &argv, &rank, &size);
@@ -278,6 +323,7 @@ int main(int argc, char **argv) {
     pscw_ops(rank, size);
     dynamic_ops(rank, size);
     maxloc_ops(rank, size);
+    large_ops(rank, size);
     int errors;
     MPI_Allreduce(&mt_errors, &errors, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     mt_report(rank, errors);

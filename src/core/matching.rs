@@ -157,6 +157,18 @@ impl<R: PartialEq + Copy, M> Matcher<R, M> {
         self.unexpected.remove(i)
     }
 
+    /// The context ids of the unexpected messages with `tag`, each once,
+    /// in arrival order.
+    pub fn unexpected_contexts(&self, tag: i32) -> Vec<u64> {
+        let mut contexts = Vec::new();
+        for (e, _) in &self.unexpected {
+            if e.tag == tag && !contexts.contains(&e.context_id) {
+                contexts.push(e.context_id);
+            }
+        }
+        contexts
+    }
+
     /// The oldest unexpected message `pattern` accepts (`MPI_Iprobe`).
     pub fn peek(&self, pattern: &Pattern) -> Option<&(Envelope, M)> {
         if self.unexpected.is_empty() {

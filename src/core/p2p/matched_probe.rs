@@ -27,6 +27,12 @@ impl Engine {
         Some((message, status))
     }
 
+    /// The context ids of the messages with `tag` that wait in the
+    /// unexpected queue.
+    pub fn unexpected_contexts(&self, tag: i32) -> Vec<u64> {
+        self.matcher.unexpected_contexts(tag)
+    }
+
     /// `MPI_Imrecv`: receives the message `MPI_Mprobe` took into `buf`.
     pub fn imrecv(
         &mut self,

@@ -134,9 +134,9 @@ fn finish(m: Making, parts: Parts) -> MpiResult<MPI_Win> {
             serving: None,
         })
     };
-    let flag = keep_serving()?;
+    let serving = keep_serving()?;
     if let Some(w) = runtime::lock().windows_mut().get_mut(win) {
-        w.serving = Some(flag);
+        w.serving = Some(serving);
     }
     Ok(win)
 }

@@ -8,6 +8,7 @@
 //! references to it.
 use crate::core::datatype::BasicKind;
 use crate::core::op::{kernels, BuiltinOp};
+use crate::core::p2p::user_buffer::{byte_type, UserBuffer};
 
 /// What a rank exposes.
 #[derive(Debug, Clone)]
@@ -77,6 +78,17 @@ fn attached(regions: &[(usize, usize)], start: usize, len: usize) -> bool {
         }
     }
     true
+}
+
+/// The span's memory as a message buffer, to send from or receive into
+/// without a copy of ours (a large get's reply, a large put's data).
+pub fn span_buffer(span: (usize, usize)) -> UserBuffer {
+    // SAFETY: `locate` checked the span lies in memory the program exposed
+    // in this window. The operation using the buffer completes before the
+    // window can go: the origin waits for it before its flush, unlock,
+    // complete or fence returns, and MPI_Win_free synchronizes all ranks
+    // after those; MPI keeps the window memory valid until MPI_Win_free.
+    unsafe { UserBuffer::new(span.0 as *const std::ffi::c_void, span.1, byte_type()) }
 }
 
 /// Copies `data` into the spans, in order (`data` holds their total).

@@ -4,20 +4,21 @@
 use std::sync::Arc;
 
 use super::target;
-use super::wire::{Header, Kind, REQUEST_TAG};
+use super::wire::{Header, Kind, DATA_TAG, DIRECT_MIN, REQUEST_TAG};
 use crate::core::datatype::Datatype;
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::matching::Pattern;
 use crate::core::op::{kernels, BuiltinOp};
-use crate::core::p2p::engine::Engine;
+use crate::core::p2p::engine::{Engine, SendArgs};
 use crate::core::p2p::request::{empty_status, Operation, Request};
 use crate::core::p2p::user_buffer::UserBuffer;
 use crate::core::runtime;
 use crate::mpi_abi::constants::*;
 use crate::mpi_abi::types::{MPI_Aint, MPI_Request, MPI_Win};
 
-/// A reply this origin waits for: the receive posted for it, the target
-/// it comes from, and the program's request it completes (`MPI_Rget`...).
+/// What this origin waits for: the receive posted for a reply, or the
+/// send of a large put's data; the target involved, and the program's
+/// request it completes (`MPI_Rget`...).
 struct Pending {
     request: MPI_Request,
     target: usize,
@@ -243,9 +244,13 @@ pub fn issue(
     } else {
         0
     };
+    // A large put to one block sends its data apart, from the origin's
+    // buffer (see `wire::DATA_TAG`).
+    let direct = kind == Kind::Put && !dynamic && blocks.len() == 1 && need >= DIRECT_MIN;
     let header = Header {
         kind,
         exclusive: false,
+        data_follows: direct,
         element,
         reply_tag: reply,
         op: builtin.map_or(0, BuiltinOp::handle),
@@ -257,15 +262,19 @@ pub fn issue(
     } else {
         0
     };
+    let inline_len = if direct { 0 } else { origin_len };
     let at = header.encoded_len();
-    let mut message = header.encode(origin_len + compare_len);
-    if let Some(origin) = buffers.origin.as_ref().filter(|_| sends_data) {
+    let mut message = header.encode(inline_len + compare_len);
+    if let Some(origin) = buffers.origin.as_ref().filter(|_| sends_data && !direct) {
         origin.pack(0, &mut message[at..at + origin_len]);
     }
     if let Some(compare) = buffers.compare.as_ref().filter(|_| compare_len > 0) {
         compare.pack(0, &mut message[at + origin_len..]);
     }
     let mut user = None;
+    if want_request && (direct || buffers.result.is_some()) {
+        user = Some(engine.requests.insert(Request::new(Operation::Collective)));
+    }
     if let Some(result) = buffers.result {
         let pattern = Pattern {
             context_id: w.context_id,
@@ -273,12 +282,24 @@ pub fn issue(
             tag: reply,
         };
         let receive = engine.irecv(ep, result, pattern);
-        if want_request {
-            user = Some(engine.requests.insert(Request::new(Operation::Collective)));
-        }
         w.origin.expect(receive, t, user);
     }
     target::send(w, engine, ep, t, REQUEST_TAG, message);
+    if direct {
+        let data = buffers.origin.expect("a put has data");
+        let send = engine.isend(
+            ep,
+            SendArgs {
+                buf: data,
+                dest: w.members[t],
+                context_id: w.context_id,
+                source: w.rank as i32,
+                tag: DATA_TAG,
+                synchronous: false,
+            },
+        );
+        w.origin.expect(send, t, user);
+    }
     w.origin.sent[t] += 1;
     Ok(match user {
         Some(u) => u,

@@ -128,7 +128,9 @@ pub fn fence(win: MPI_Win, assert: c_int) -> MpiResult {
                 u64::from_le_bytes(all[at..at + 8].try_into().expect("8 bytes"))
             })
             .sum();
-        wait_until(win, |w| w.target.applied >= expected)?;
+        wait_until(win, |w| {
+            w.target.applied >= expected && !w.target.is_receiving()
+        })?;
     }
     algorithms::barrier(&ch)?;
     let mut rt = runtime::lock();

@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 
 use super::memory;
-use super::wire::{Header, Kind, REQUEST_TAG};
+use super::wire::{Header, Kind, DATA_TAG, DIRECT_MIN, REQUEST_TAG};
 use super::Window;
 use crate::core::datatype;
 use crate::core::matching::{Pattern, ANY};
@@ -82,6 +82,18 @@ impl LockQueue {
 pub struct TargetState {
     /// Requests being received, per origin rank, in arrival order.
     arrivals: Vec<VecDeque<Arrival>>,
+    /// How many requests `arrivals` holds.
+    queued: usize,
+    /// Per origin, the receive of a large put's data into the window (and
+    /// the scratch buffer of one that had to be refused): the origin's
+    /// next requests wait for it.
+    data_receives: Vec<Option<(MPI_Request, Option<Vec<u8>>)>>,
+    /// Per origin, large gets' replies sent from the window memory and not
+    /// gone yet: the origin's unlock, flush or complete waits for them (the
+    /// memory must not change under them once the lock passes on).
+    direct_replies: Vec<Vec<MPI_Request>>,
+    /// How many entries the two above hold.
+    in_flight: usize,
     /// Operations applied so far (all origins, since creation).
     pub applied: u64,
     pub locks: LockQueue,
@@ -99,6 +111,8 @@ impl TargetState {
     pub fn new(size: usize) -> TargetState {
         TargetState {
             arrivals: (0..size).map(|_| VecDeque::new()).collect(),
+            data_receives: (0..size).map(|_| None).collect(),
+            direct_replies: vec![Vec::new(); size],
             held: vec![Vec::new(); size],
             posts: vec![0; size],
             completes: vec![0; size],
@@ -106,9 +120,14 @@ impl TargetState {
         }
     }
 
+    /// Whether the data of a large put is still arriving.
+    pub fn is_receiving(&self) -> bool {
+        self.data_receives.iter().any(Option::is_some)
+    }
+
     /// Whether requests are still arriving.
     pub fn is_busy(&self) -> bool {
-        self.arrivals.iter().any(|q| !q.is_empty())
+        self.queued > 0 || self.in_flight > 0
     }
 }
 
@@ -155,7 +174,10 @@ pub fn serve(win: &mut Window, engine: &mut Engine, ep: &mut Endpoints) -> bool 
         let buf = unsafe { UserBuffer::new(bytes.as_mut_ptr().cast(), bytes.len(), byte) };
         match engine.imrecv(ep, message, buf) {
             Ok(request) => match win.target.arrivals.get_mut(source) {
-                Some(queue) => queue.push_back(Arrival { request, bytes }),
+                Some(queue) => {
+                    queue.push_back(Arrival { request, bytes });
+                    win.target.queued += 1;
+                }
                 None => log::error!("RMA request from rank {source}, outside the window"),
             },
             Err(e) => log::error!("receiving an RMA request: {e}"),
@@ -163,18 +185,52 @@ pub fn serve(win: &mut Window, engine: &mut Engine, ep: &mut Endpoints) -> bool 
         moved = true;
     }
     for origin in 0..win.target.arrivals.len() {
-        while let Some(front) = win.target.arrivals[origin].front() {
-            match engine.take_completed(front.request) {
-                Ok(Some(_)) => {}
+        if !win.target.is_busy() {
+            break;
+        }
+        moved |= serve_origin(win, engine, ep, origin);
+    }
+    moved
+}
+
+/// Takes what finished of `origin`'s large transfers, then applies its
+/// fully arrived requests in order, stopping at one that must wait.
+fn serve_origin(win: &mut Window, engine: &mut Engine, ep: &mut Endpoints, origin: usize) -> bool {
+    let mut moved = false;
+    let t = &mut win.target;
+    let before = t.direct_replies[origin].len();
+    t.direct_replies[origin].retain(|&r| !matches!(engine.take_completed(r), Ok(Some(_)) | Err(_)));
+    t.in_flight -= before - t.direct_replies[origin].len();
+    loop {
+        let t = &mut win.target;
+        if let Some((receive, _)) = &t.data_receives[origin] {
+            match engine.take_completed(*receive) {
                 Ok(None) => break,
-                Err(e) => log::error!("an RMA request's receive: {e}"),
+                Ok(Some(_)) => {}
+                Err(e) => log::error!("the receive of a put's data: {e}"),
             }
-            let arrival = win.target.arrivals[origin]
-                .pop_front()
-                .expect("the front is there");
-            apply(win, engine, ep, origin, &arrival.bytes);
+            t.data_receives[origin] = None;
+            t.in_flight -= 1;
             moved = true;
         }
+        let Some(front) = t.arrivals[origin].front() else {
+            break;
+        };
+        if !engine.is_complete(front.request).unwrap_or(true) {
+            break;
+        }
+        let holds = Kind::of(&front.bytes).is_some_and(Kind::completes)
+            && !t.direct_replies[origin].is_empty();
+        if holds {
+            break;
+        }
+        if let Err(e) = engine.take_completed(front.request) {
+            log::error!("an RMA request's receive: {e}");
+        }
+        let arrival = t.arrivals[origin].pop_front().expect("the front is there");
+        t.queued -= 1;
+        apply(win, engine, ep, origin, &arrival.bytes);
+        moved = true;
     }
     moved
 }
@@ -211,41 +267,110 @@ fn apply(win: &mut Window, engine: &mut Engine, ep: &mut Endpoints, origin: usiz
             win.target.applied += 1;
             let answer = access(win, &header, data).unwrap_or_else(|e| {
                 log::error!("RMA {kind:?} from rank {origin}: {e}");
-                (kind != Kind::Put && kind != Kind::Accumulate).then(Vec::new)
+                match kind {
+                    Kind::Put if header.data_follows => {
+                        // Take the data anyway (into a buffer that goes).
+                        Answer::Discard(header.block_bytes() as usize)
+                    }
+                    Kind::Put | Kind::Accumulate => Answer::Nothing,
+                    _ => Answer::Data(Vec::new()),
+                }
             });
-            if let Some(answer) = answer {
-                send(win, engine, ep, origin, reply, answer);
+            match answer {
+                Answer::Nothing => {}
+                Answer::Data(bytes) => send(win, engine, ep, origin, reply, bytes),
+                Answer::Direct(span) => {
+                    let id = engine.isend(
+                        ep,
+                        SendArgs {
+                            buf: memory::span_buffer(span),
+                            dest: win.members[origin],
+                            context_id: win.context_id,
+                            source: win.rank as i32,
+                            tag: reply,
+                            synchronous: false,
+                        },
+                    );
+                    win.target.direct_replies[origin].push(id);
+                    win.target.in_flight += 1;
+                }
+                Answer::Receive(span) => {
+                    let pattern = data_pattern(win, origin);
+                    let id = engine.irecv(ep, memory::span_buffer(span), pattern);
+                    win.target.data_receives[origin] = Some((id, None));
+                    win.target.in_flight += 1;
+                }
+                Answer::Discard(len) => {
+                    let mut scratch = vec![0u8; len];
+                    let byte =
+                        datatype::lookup_for_message(MPI_BYTE).expect("MPI_BYTE is predefined");
+                    // SAFETY: our own buffer, kept with the receive (its heap
+                    // memory does not move) until the receive is taken.
+                    let buf = unsafe { UserBuffer::new(scratch.as_mut_ptr().cast(), len, byte) };
+                    let id = engine.irecv(ep, buf, data_pattern(win, origin));
+                    win.target.data_receives[origin] = Some((id, Some(scratch)));
+                    win.target.in_flight += 1;
+                }
             }
         }
     }
 }
 
-/// Reads or updates the window memory; returns the reply's data for the
-/// kinds that have one.
-fn access(win: &Window, header: &Header, data: &[u8]) -> Result<Option<Vec<u8>>, String> {
+/// Where a put's data from `origin` comes.
+fn data_pattern(win: &Window, origin: usize) -> Pattern {
+    Pattern {
+        context_id: win.context_id,
+        source: origin as i32,
+        tag: DATA_TAG,
+    }
+}
+
+/// What a memory access answers.
+enum Answer {
+    Nothing,
+    /// Reply with these bytes.
+    Data(Vec<u8>),
+    /// Reply with the memory of this span itself.
+    Direct((usize, usize)),
+    /// The put's data follows: receive it into this span.
+    Receive((usize, usize)),
+    /// The put's data follows but may not land: receive it and drop it.
+    Discard(usize),
+}
+
+/// Reads or updates the window memory; says what to answer.
+fn access(win: &Window, header: &Header, data: &[u8]) -> Result<Answer, String> {
     let spans = win.exposed.locate(header.disp, &header.blocks)?;
     let need = header.block_bytes() as usize;
     let element = || header.element.ok_or("no element kind");
     let op =
         || BuiltinOp::from_handle(header.op).ok_or_else(|| format!("operation {:#x}", header.op));
     match header.kind {
+        Kind::Put if header.data_follows => match spans[..] {
+            [span] => Ok(Answer::Receive(span)),
+            _ => Err("a put's data may follow only to one block".into()),
+        },
         Kind::Put => {
             check_len(data, need)?;
             memory::write(&spans, data);
-            Ok(None)
+            Ok(Answer::Nothing)
         }
-        Kind::Get => Ok(Some(memory::read_all(&spans))),
+        Kind::Get => Ok(match spans[..] {
+            [span] if span.1 >= DIRECT_MIN => Answer::Direct(span),
+            _ => Answer::Data(memory::read_all(&spans)),
+        }),
         Kind::Accumulate => {
             check_len(data, need)?;
             memory::accumulate(&spans, element()?, op()?, data, false);
-            Ok(None)
+            Ok(Answer::Nothing)
         }
         Kind::GetAccumulate => {
             let op = op()?;
             if op != BuiltinOp::NoOp {
                 check_len(data, need)?;
             }
-            Ok(memory::accumulate(&spans, element()?, op, data, true))
+            let old = memory::accumulate(&spans, element()?, op, data, true);
+            Ok(Answer::Data(old.unwrap_or_default()))
         }
         Kind::CompareAndSwap => {
             check_len(data, 2 * need)?;
@@ -254,9 +379,9 @@ fn access(win: &Window, header: &Header, data: &[u8]) -> Result<Option<Vec<u8>>,
             if old == compare {
                 memory::write(&spans, new);
             }
-            Ok(Some(old))
+            Ok(Answer::Data(old))
         }
-        _ => Ok(None),
+        _ => Ok(Answer::Nothing),
     }
 }
 

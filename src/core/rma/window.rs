@@ -3,7 +3,6 @@
 //! (name, error handler, attributes, info), and the state of its origin
 //! and target sides.
 use std::os::raw::c_int;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use super::memory::Exposed;
@@ -76,17 +75,9 @@ pub struct Window {
     pub access: Access,
     pub origin: OriginState,
     pub target: TargetState,
-    /// Cleared when the window goes: ends the progress task that serves
-    /// it in the background (see `super::progress`).
-    pub serving: Option<Arc<AtomicBool>>,
-}
-
-impl Drop for Window {
-    fn drop(&mut self) {
-        if let Some(flag) = &self.serving {
-            flag.store(false, Ordering::Release);
-        }
-    }
+    /// The window's share of the background progress (see
+    /// `super::progress`), given back when the window goes.
+    pub serving: Option<super::progress::Serving>,
 }
 
 /// The info keys a window reports, with their defaults.

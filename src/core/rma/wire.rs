@@ -7,7 +7,12 @@
 //! already posted a receive on ([`reply_tag`]), straight into the origin's
 //! buffer.
 //!
-//! Layout (little-endian): kind `u8`, flags `u8` (bit 0: exclusive lock),
+//! A large put to one contiguous block of the target sends its data in a
+//! second message, on [`DATA_TAG`], straight from the origin's buffer: the
+//! target receives it into the window memory (see `super::target`).
+//!
+//! Layout (little-endian): kind `u8`, flags `u8` (bit 0: exclusive lock;
+//! bit 1: the data follows on [`DATA_TAG`]),
 //! element kind `u8` (an index of `BasicKind::ALL`, 255 for none), a zero
 //! byte, reply tag `i32`, operation handle `i32`, block count `u32`,
 //! displacement `i64`; then per block its offset from the displacement
@@ -20,6 +25,15 @@ use crate::core::datatype::BasicKind;
 
 /// The tag of requests to a target.
 pub const REQUEST_TAG: c_int = 0;
+
+/// The tag of a put's data sent apart from its request.
+pub const DATA_TAG: c_int = 0x7fff_0000;
+
+/// Bytes from which a put to (or a get from) one contiguous target block
+/// moves its data without packing: the put's data follows its request
+/// from the origin's buffer into the window, the get's reply leaves
+/// from the window memory.
+pub const DIRECT_MIN: usize = 16 * 1024;
 
 /// The tag a reply with sequence number `sequence` comes back on (never
 /// [`REQUEST_TAG`]; the numbers wrap long after any reply is answered).
@@ -49,6 +63,11 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// The kind of an encoded request (its first byte).
+    pub fn of(bytes: &[u8]) -> Option<Kind> {
+        bytes.first().copied().and_then(Kind::from_u8)
+    }
+
     fn from_u8(v: u8) -> Option<Kind> {
         use Kind::*;
         [
@@ -67,6 +86,12 @@ impl Kind {
         .copied()
     }
 
+    /// Whether the kind ends an epoch or asks for completion: applied only
+    /// once the origin's earlier gets have left (see `super::target`).
+    pub fn completes(self) -> bool {
+        matches!(self, Kind::Unlock | Kind::Flush | Kind::Complete)
+    }
+
     /// Whether the kind reads or writes window memory (counted for
     /// `MPI_Win_fence`).
     pub fn touches_memory(self) -> bool {
@@ -82,6 +107,8 @@ impl Kind {
 pub struct Header {
     pub kind: Kind,
     pub exclusive: bool,
+    /// The data comes in its own message on [`DATA_TAG`].
+    pub data_follows: bool,
     pub element: Option<BasicKind>,
     pub reply_tag: c_int,
     pub op: c_int,
@@ -112,6 +139,7 @@ impl Header {
         Header {
             kind,
             exclusive: false,
+            data_follows: false,
             element: None,
             reply_tag,
             op: 0,
@@ -130,7 +158,7 @@ impl Header {
     pub fn encode(&self, data_len: usize) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.encoded_len() + data_len);
         out.push(self.kind as u8);
-        out.push(u8::from(self.exclusive));
+        out.push(u8::from(self.exclusive) | (u8::from(self.data_follows) << 1));
         out.push(self.element.map_or(NO_ELEMENT, BasicKind::index));
         out.push(0);
         out.extend_from_slice(&self.reply_tag.to_le_bytes());
@@ -173,6 +201,7 @@ impl Header {
             Header {
                 kind,
                 exclusive: bytes[1] & 1 != 0,
+                data_follows: bytes[1] & 2 != 0,
                 element,
                 reply_tag: word(4),
                 op: word(8),
@@ -198,6 +227,7 @@ mod tests {
         let h = Header {
             kind: Kind::GetAccumulate,
             exclusive: true,
+            data_follows: true,
             element: Some(BasicKind::Float64),
             reply_tag: reply_tag(77),
             op: 0x58000003,
