@@ -5,7 +5,7 @@
 # runs oxmpi programs under build/stage/bin/mpiexec and MPICH programs under
 # mpiexec.mpich, alternating the implementations repetition by repetition,
 # and prints one table per benchmark: medians, the oxmpi/MPICH ratio and the
-# targets from issues 3 and 6.  A "tcp" section runs pingpong and bandwidth
+# targets from issues 3, 6 and 18 (one-sided: rma.c).  A "tcp" section runs pingpong and bandwidth
 # again with both implementations on TCP, next to plain_tcp.c (the same
 # methods without MPI), for the oxmpi / plain TCP targets of issue 5.  A
 # case that fails or times out is "n/a".
@@ -85,6 +85,7 @@ build() { # impl output source [flags...]
 for impl in "${IMPLS[@]}"; do
     build "$impl" pingpong pingpong.c
     build "$impl" bandwidth bandwidth.c
+    build "$impl" rma rma.c
     build "$impl" hello startup.c
     build "$impl" session_hello startup.c -DUSE_SESSIONS
     build "$impl" reinit reinit.c
@@ -191,6 +192,15 @@ for rep in $(seq 1 "$REPS"); do
     for impl in $(order "$rep"); do
         run_case "$impl" bandwidth bandwidth 2 $T_P2P "$OUT/res/bandwidth.$impl.$rep" \
             || rm -f "$OUT/res/bandwidth.$impl.$rep"
+    done
+done
+
+# ---------------------------------------------------------------- rma
+echo "running rma ($REPS repetitions, alternating) ..."
+for rep in $(seq 1 "$REPS"); do
+    for impl in $(order "$rep"); do
+        run_case "$impl" rma rma 2 $T_P2P "$OUT/res/rma.$impl.$rep" \
+            || rm -f "$OUT/res/rma.$impl.$rep"
     done
 done
 
@@ -307,6 +317,22 @@ for size in 8 65536 262144 1048576 4194304; do
     r=$(ratio "$o" "$m"); t=""; v=""
     if (( size >= 65536 )); then t=">= 1.3"; verdict "$r" ">=" 1.3; v=$V; fi
     row "$(human "$size")" "$(fmt 1 "$o")" "$(fmt 1 "$m")" "$r" "$t" "$v"
+done
+
+echo
+echo "One-sided (rma.c, 2 ranks, OSU methods with lock_all + flush, shared memory; ratio = oxmpi / MPICH)"
+row measure oxmpi MPICH ratio target ""
+for key in put_lat_8 put_lat_4096 fop_lat put_bw_65536 put_bw_1048576 put_bw_4194304; do
+    o=$(med_of "$OUT/res/rma.ox" "$key"); m=$(med_of "$OUT/res/rma.mp" "$key")
+    r=$(ratio "$o" "$m"); t=""; v=""
+    case $key in
+        put_lat_8) label="put 8 B latency (us)"; d=3; t="<= 0.5"; verdict "$r" "<=" 0.5; v=$V ;;
+        put_lat_4096) label="put 4 KiB latency (us)"; d=3 ;;
+        fop_lat) label="fetch-and-op latency (us)"; d=3 ;;
+        put_bw_1048576) label="put 1 MiB bw (MB/s)"; d=1; t=">= 1.0"; verdict "$r" ">=" 1.0; v=$V ;;
+        *) label="put $(human "${key#put_bw_}") bw (MB/s)"; d=1 ;;
+    esac
+    row "$label" "$(fmt "$d" "$o")" "$(fmt "$d" "$m")" "$r" "$t" "$v"
 done
 
 echo
