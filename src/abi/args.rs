@@ -32,6 +32,28 @@ pub unsafe fn in_str(p: *const c_char, name: &str) -> MpiResult<String> {
     Ok(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
 }
 
+/// An object's new name (`MPI_Comm_set_name`, `MPI_Type_set_name`,
+/// `MPI_Win_set_name`): a required string shorter than
+/// `MPI_MAX_OBJECT_NAME` (`MPI_ERR_ARG` otherwise).
+///
+/// # Safety
+/// `p` must be NULL or point at a NUL-terminated string.
+pub unsafe fn object_name(p: *const c_char, name: &str) -> MpiResult<String> {
+    // SAFETY: the caller's contract, `in_str`'s.
+    let text = unsafe { in_str(p, name) }?;
+    if text.len() >= MPI_MAX_OBJECT_NAME as usize {
+        return Err(MpiError::new(
+            MPI_ERR_ARG,
+            format!(
+                "name of {} bytes (at most {})",
+                text.len(),
+                MPI_MAX_OBJECT_NAME - 1
+            ),
+        ));
+    }
+    Ok(text)
+}
+
 /// Copies `s` into a C buffer of `capacity` bytes (NUL included),
 /// truncating if needed. Returns the number of bytes copied (no NUL).
 ///

@@ -2,7 +2,7 @@
 //! freeing come with the point-to-point and sessions work.)
 use std::os::raw::{c_char, c_int};
 
-use crate::abi::args::{in_str, out, write_str};
+use crate::abi::args::{in_str, object_name, out, write_str};
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::runtime;
 use crate::mpi_abi::constants::*;
@@ -20,19 +20,9 @@ pub unsafe fn size(comm: MPI_Comm, size: &mut c_int) -> MpiResult {
 }
 
 pub unsafe fn set_name(comm: MPI_Comm, name: *const c_char) -> MpiResult {
-    // SAFETY: `name` is MPI_Comm_set_name's string: NULL (rejected by `in_str`)
-    // or NUL-terminated, read only during this call.
-    let name = unsafe { in_str(name, "comm_name") }?;
-    if name.len() >= MPI_MAX_OBJECT_NAME as usize {
-        return Err(MpiError::new(
-            MPI_ERR_ARG,
-            format!(
-                "name of {} bytes (at most {})",
-                name.len(),
-                MPI_MAX_OBJECT_NAME - 1
-            ),
-        ));
-    }
+    // SAFETY: `name` is MPI_Comm_set_name's string: NULL (rejected) or
+    // NUL-terminated, read only during this call.
+    let name = unsafe { object_name(name, "comm_name") }?;
     runtime::lock().comms_mut().get_mut(comm)?.name = name;
     Ok(())
 }

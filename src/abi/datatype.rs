@@ -14,7 +14,7 @@
 use std::os::raw::{c_char, c_int};
 use std::sync::Arc;
 
-use crate::abi::args::{array, in_str, out, write_str};
+use crate::abi::args::{array, object_name, out, write_str};
 use crate::abi::attributes;
 use crate::abi::count::{Counts, Width};
 use crate::core::datatype::constructors;
@@ -418,16 +418,9 @@ pub unsafe fn free(dt: *mut MPI_Datatype) -> MpiResult {
 }
 
 pub unsafe fn set_name(dt: MPI_Datatype, name: *const c_char) -> MpiResult {
-    // SAFETY: `name` is MPI_Type_set_name's string: NULL (rejected by `in_str`)
-    // or NUL-terminated, read only during this call.
-    let name = unsafe { in_str(name, "type_name") }?;
-    if name.len() >= MPI_MAX_OBJECT_NAME as usize {
-        let most = MPI_MAX_OBJECT_NAME - 1;
-        return Err(MpiError::new(
-            MPI_ERR_ARG,
-            format!("name of {} bytes (at most {most})", name.len()),
-        ));
-    }
+    // SAFETY: `name` is MPI_Type_set_name's string: NULL (rejected) or
+    // NUL-terminated, read only during this call.
+    let name = unsafe { object_name(name, "type_name") }?;
     registry::set_name(dt, &name)
 }
 

@@ -2,7 +2,7 @@
 //! the semantics are in `core::rma`.
 use std::os::raw::{c_char, c_int, c_void};
 
-use crate::abi::args::{in_str, out, write_str};
+use crate::abi::args::{object_name, out, write_str};
 use crate::abi::count::CountOut;
 use crate::abi::p2p::message_buffer;
 use crate::core::comm_constructors::group_of;
@@ -233,61 +233,6 @@ unsafe fn put_or_rput(
 }
 
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn put(
-    origin_addr: *const c_void,
-    origin_count: usize,
-    origin_datatype: MPI_Datatype,
-    target_rank: c_int,
-    target_disp: MPI_Aint,
-    target_count: usize,
-    target_datatype: MPI_Datatype,
-    win: MPI_Win,
-) -> MpiResult {
-    // SAFETY: MPI_Put's arguments, passed on unchanged.
-    unsafe {
-        put_or_rput(
-            origin_addr,
-            origin_count,
-            origin_datatype,
-            target_rank,
-            target_disp,
-            target_count,
-            target_datatype,
-            win,
-            None,
-        )
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn rput(
-    origin_addr: *const c_void,
-    origin_count: usize,
-    origin_datatype: MPI_Datatype,
-    target_rank: c_int,
-    target_disp: MPI_Aint,
-    target_count: usize,
-    target_datatype: MPI_Datatype,
-    win: MPI_Win,
-    request: *mut MPI_Request,
-) -> MpiResult {
-    // SAFETY: MPI_Rput's arguments, passed on unchanged.
-    unsafe {
-        put_or_rput(
-            origin_addr,
-            origin_count,
-            origin_datatype,
-            target_rank,
-            target_disp,
-            target_count,
-            target_datatype,
-            win,
-            Some(request),
-        )
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
 unsafe fn get_or_rget(
     origin_addr: *mut c_void,
     origin_count: usize,
@@ -309,61 +254,6 @@ unsafe fn get_or_rget(
     };
     let id = origin::issue(win, RmaOp::Get, buffers, t, request.is_some())?;
     request.map_or(Ok(()), |r| write_request(r, id))
-}
-
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn get(
-    origin_addr: *mut c_void,
-    origin_count: usize,
-    origin_datatype: MPI_Datatype,
-    target_rank: c_int,
-    target_disp: MPI_Aint,
-    target_count: usize,
-    target_datatype: MPI_Datatype,
-    win: MPI_Win,
-) -> MpiResult {
-    // SAFETY: MPI_Get's arguments, passed on unchanged.
-    unsafe {
-        get_or_rget(
-            origin_addr,
-            origin_count,
-            origin_datatype,
-            target_rank,
-            target_disp,
-            target_count,
-            target_datatype,
-            win,
-            None,
-        )
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn rget(
-    origin_addr: *mut c_void,
-    origin_count: usize,
-    origin_datatype: MPI_Datatype,
-    target_rank: c_int,
-    target_disp: MPI_Aint,
-    target_count: usize,
-    target_datatype: MPI_Datatype,
-    win: MPI_Win,
-    request: *mut MPI_Request,
-) -> MpiResult {
-    // SAFETY: MPI_Rget's arguments, passed on unchanged.
-    unsafe {
-        get_or_rget(
-            origin_addr,
-            origin_count,
-            origin_datatype,
-            target_rank,
-            target_disp,
-            target_count,
-            target_datatype,
-            win,
-            Some(request),
-        )
-    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -389,65 +279,6 @@ unsafe fn accumulate_with(
     };
     let id = origin::issue(win, RmaOp::Accumulate(op), buffers, t, request.is_some())?;
     request.map_or(Ok(()), |r| write_request(r, id))
-}
-
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn accumulate(
-    origin_addr: *const c_void,
-    origin_count: usize,
-    origin_datatype: MPI_Datatype,
-    target_rank: c_int,
-    target_disp: MPI_Aint,
-    target_count: usize,
-    target_datatype: MPI_Datatype,
-    op: MPI_Op,
-    win: MPI_Win,
-) -> MpiResult {
-    // SAFETY: MPI_Accumulate's arguments, passed on unchanged.
-    unsafe {
-        accumulate_with(
-            origin_addr,
-            origin_count,
-            origin_datatype,
-            target_rank,
-            target_disp,
-            target_count,
-            target_datatype,
-            op,
-            win,
-            None,
-        )
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn raccumulate(
-    origin_addr: *const c_void,
-    origin_count: usize,
-    origin_datatype: MPI_Datatype,
-    target_rank: c_int,
-    target_disp: MPI_Aint,
-    target_count: usize,
-    target_datatype: MPI_Datatype,
-    op: MPI_Op,
-    win: MPI_Win,
-    request: *mut MPI_Request,
-) -> MpiResult {
-    // SAFETY: MPI_Raccumulate's arguments, passed on unchanged.
-    unsafe {
-        accumulate_with(
-            origin_addr,
-            origin_count,
-            origin_datatype,
-            target_rank,
-            target_disp,
-            target_count,
-            target_datatype,
-            op,
-            win,
-            Some(request),
-        )
-    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -486,43 +317,60 @@ unsafe fn get_accumulate_with(
     request.map_or(Ok(()), |r| write_request(r, id))
 }
 
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn get_accumulate(
-    origin_addr: *const c_void,
-    origin_count: usize,
-    origin_datatype: MPI_Datatype,
-    result_addr: *mut c_void,
-    result_count: usize,
-    result_datatype: MPI_Datatype,
-    target_rank: c_int,
-    target_disp: MPI_Aint,
-    target_count: usize,
-    target_datatype: MPI_Datatype,
-    op: MPI_Op,
-    win: MPI_Win,
-) -> MpiResult {
-    // SAFETY: MPI_Get_accumulate's arguments, passed on unchanged.
-    unsafe {
-        get_accumulate_with(
-            origin_addr,
-            origin_count,
-            origin_datatype,
-            result_addr,
-            result_count,
-            result_datatype,
-            target_rank,
-            target_disp,
-            target_count,
-            target_datatype,
-            op,
-            win,
-            None,
-        )
-    }
+/// Each operation's two entry points, `MPI_X` and its request form
+/// `MPI_RX`, from the one implementation that takes an optional request.
+macro_rules! with_request_form {
+    ($plain:ident, $with_request:ident, $implementation:ident($($arg:ident: $ty:ty),* $(,)?)) => {
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe fn $plain($($arg: $ty),*) -> MpiResult {
+            // SAFETY: the call's arguments, passed on unchanged.
+            unsafe { $implementation($($arg),*, None) }
+        }
+
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe fn $with_request($($arg: $ty),*, request: *mut MPI_Request) -> MpiResult {
+            // SAFETY: the call's arguments, passed on unchanged; `request`
+            // is its output argument.
+            unsafe { $implementation($($arg),*, Some(request)) }
+        }
+    };
 }
 
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn rget_accumulate(
+with_request_form!(put, rput, put_or_rput(
+    origin_addr: *const c_void,
+    origin_count: usize,
+    origin_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: usize,
+    target_datatype: MPI_Datatype,
+    win: MPI_Win,
+));
+
+with_request_form!(get, rget, get_or_rget(
+    origin_addr: *mut c_void,
+    origin_count: usize,
+    origin_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: usize,
+    target_datatype: MPI_Datatype,
+    win: MPI_Win,
+));
+
+with_request_form!(accumulate, raccumulate, accumulate_with(
+    origin_addr: *const c_void,
+    origin_count: usize,
+    origin_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: usize,
+    target_datatype: MPI_Datatype,
+    op: MPI_Op,
+    win: MPI_Win,
+));
+
+with_request_form!(get_accumulate, rget_accumulate, get_accumulate_with(
     origin_addr: *const c_void,
     origin_count: usize,
     origin_datatype: MPI_Datatype,
@@ -535,27 +383,7 @@ pub unsafe fn rget_accumulate(
     target_datatype: MPI_Datatype,
     op: MPI_Op,
     win: MPI_Win,
-    request: *mut MPI_Request,
-) -> MpiResult {
-    // SAFETY: MPI_Rget_accumulate's arguments, passed on unchanged.
-    unsafe {
-        get_accumulate_with(
-            origin_addr,
-            origin_count,
-            origin_datatype,
-            result_addr,
-            result_count,
-            result_datatype,
-            target_rank,
-            target_disp,
-            target_count,
-            target_datatype,
-            op,
-            win,
-            Some(request),
-        )
-    }
-}
+));
 
 pub unsafe fn fetch_and_op(
     origin_addr: *const c_void,
@@ -710,19 +538,9 @@ pub unsafe fn win_sync(win: MPI_Win) -> MpiResult {
 // ---- Names, groups, info, error handlers ----
 
 pub unsafe fn win_set_name(win: MPI_Win, win_name: *const c_char) -> MpiResult {
-    // SAFETY: `win_name` is MPI_Win_set_name's string: NULL (rejected by
-    // `in_str`) or NUL-terminated, read only during this call.
-    let name = unsafe { in_str(win_name, "win_name") }?;
-    if name.len() >= MPI_MAX_OBJECT_NAME as usize {
-        return Err(MpiError::new(
-            MPI_ERR_ARG,
-            format!(
-                "name of {} bytes (at most {})",
-                name.len(),
-                MPI_MAX_OBJECT_NAME - 1
-            ),
-        ));
-    }
+    // SAFETY: `win_name` is MPI_Win_set_name's string: NULL (rejected) or
+    // NUL-terminated, read only during this call.
+    let name = unsafe { object_name(win_name, "win_name") }?;
     runtime::lock()
         .windows_mut()
         .get_mut(win)

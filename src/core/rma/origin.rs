@@ -9,7 +9,7 @@ use crate::core::datatype::Datatype;
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::matching::Pattern;
 use crate::core::op::{kernels, BuiltinOp};
-use crate::core::p2p::engine::{Engine, SendArgs};
+use crate::core::p2p::engine::Engine;
 use crate::core::p2p::request::{empty_status, Operation, Request};
 use crate::core::p2p::user_buffer::UserBuffer;
 use crate::core::runtime;
@@ -287,17 +287,7 @@ pub fn issue(
     target::send(w, engine, ep, t, REQUEST_TAG, message);
     if direct {
         let data = buffers.origin.expect("a put has data");
-        let send = engine.isend(
-            ep,
-            SendArgs {
-                buf: data,
-                dest: w.members[t],
-                context_id: w.context_id,
-                source: w.rank as i32,
-                tag: DATA_TAG,
-                synchronous: false,
-            },
-        );
+        let send = target::send_buffer(w, engine, ep, t, DATA_TAG, data);
         w.origin.expect(send, t, user);
     }
     w.origin.sent[t] += 1;

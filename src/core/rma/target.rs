@@ -131,7 +131,8 @@ impl TargetState {
     }
 }
 
-/// Sends `data` to `origin` on `tag` (a reply or a notice).
+/// Sends `data` to `origin` on `tag` (a reply or a notice), dropped once
+/// sent: nobody waits for it.
 pub fn send(
     win: &Window,
     engine: &mut Engine,
@@ -140,19 +141,30 @@ pub fn send(
     tag: i32,
     data: Vec<u8>,
 ) {
-    let id = engine.isend(
+    let id = send_buffer(win, engine, ep, origin, tag, UserBuffer::packed(data));
+    let _ = engine.free(id);
+}
+
+/// Starts sending `buf` to `origin` on `tag`; returns the send.
+pub fn send_buffer(
+    win: &Window,
+    engine: &mut Engine,
+    ep: &mut Endpoints,
+    origin: usize,
+    tag: i32,
+    buf: UserBuffer,
+) -> MPI_Request {
+    engine.isend(
         ep,
         SendArgs {
-            buf: UserBuffer::packed(data),
+            buf,
             dest: win.members[origin],
             context_id: win.context_id,
             source: win.rank as i32,
             tag,
             synchronous: false,
         },
-    );
-    // Dropped once sent: nobody waits for it.
-    let _ = engine.free(id);
+    )
 }
 
 /// Takes the window's new requests and applies the ones fully arrived, in
@@ -280,17 +292,7 @@ fn apply(win: &mut Window, engine: &mut Engine, ep: &mut Endpoints, origin: usiz
                 Answer::Nothing => {}
                 Answer::Data(bytes) => send(win, engine, ep, origin, reply, bytes),
                 Answer::Direct(span) => {
-                    let id = engine.isend(
-                        ep,
-                        SendArgs {
-                            buf: memory::span_buffer(span),
-                            dest: win.members[origin],
-                            context_id: win.context_id,
-                            source: win.rank as i32,
-                            tag: reply,
-                            synchronous: false,
-                        },
-                    );
+                    let id = send_buffer(win, engine, ep, origin, reply, memory::span_buffer(span));
                     win.target.direct_replies[origin].push(id);
                     win.target.in_flight += 1;
                 }
