@@ -2,7 +2,8 @@
  * mappings (anonymous or named) and threads of the process are counted before the first
  * MPI_Session_init and after the last MPI_Session_finalize; they must be
  * equal after N cycles (argv[1], default 1000) of init, communicator from
- * mpi://WORLD, one message round, free, finalize, all under a limit of 256
+ * mpi://WORLD, one message round, a shared-memory window with a put to the
+ * next rank between fences, free, finalize, all under a limit of 256
  * descriptors (so a leak of one per cycle fails). With FINALIZE_ATEXIT the
  * transports stay open past the last finalize by design: then the counts
  * after the first and after the last cycle must be equal (no growth). */
@@ -63,6 +64,17 @@ int main(int argc, char **argv) {
                      MPI_STATUS_IGNORE);
         CHECK(got == c * 10 + (rank + size - 1) % size, "cycle %d: got %d", c, got);
         if (c == 0 && job && !tcp_only) CHECK(count_shm_mappings() >= 1, "an inbox is mapped during an epoch");
+        /* A window of the epoch: its segment, its progress and its
+         * communicator go with it. */
+        int *mem;
+        MPI_Win win;
+        MPI_Win_allocate_shared(sizeof(int), sizeof(int), MPI_INFO_NULL, comm, &mem, &win);
+        *mem = -1;
+        MPI_Win_fence(0, win);
+        MPI_Put(&v, 1, MPI_INT, (rank + 1) % size, 0, 1, MPI_INT, win);
+        MPI_Win_fence(0, win);
+        CHECK(*mem == got, "cycle %d: the window holds %d, expected %d", c, *mem, got);
+        MPI_Win_free(&win);
         MPI_Comm_free(&comm);
         MPI_Group_free(&g);
         MPI_Session_finalize(&s);

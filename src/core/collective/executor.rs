@@ -276,6 +276,17 @@ fn finish(request: MPI_Request, result: MpiResult) {
 /// collectives still pending (an erroneous program) the worker is left to
 /// finish them.
 pub fn quiesce() {
+    // Tasks that ended without being polled since (the background
+    // progress of windows, once the last window is gone) finish now.
+    for _ in 0..1000 {
+        help();
+        let p = pending();
+        if p.tasks.is_empty() && !p.polling {
+            break;
+        }
+        drop(p);
+        std::thread::yield_now();
+    }
     let worker = {
         let mut p = pending();
         if !p.tasks.is_empty() || p.polling {
