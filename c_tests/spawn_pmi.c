@@ -8,66 +8,21 @@
  * the parent's key through kvsname=$OXMPI_JOB_KVS, then runs a barrier of
  * its group alone. Exit codes decide; the parent prints "No Errors". */
 #include <limits.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
-static int fd;
+#include "launcher/common.h"
+
 static const char *who = "parent";
 
-static void fail(const char *what, const char *got) {
-    fprintf(stderr, "spawn_pmi %s: %s (got: %s)\n", who, what, got ? got : "(null)");
-    exit(1);
+/* Fails naming who and what, with the line that was wrong. */
+static void refuse(const char *what, const char *got) {
+    fail("spawn_pmi %s: %s (got: %s)", who, what, got ? got : "(null)");
 }
 
-static void send_text(const char *text) {
-    size_t left = strlen(text);
-    while (left > 0) {
-        ssize_t n = write(fd, text, left);
-        if (n <= 0)
-            fail("write to PMI_FD failed", NULL);
-        text += n;
-        left -= (size_t) n;
-    }
-}
-
-/* One answer line, without its newline. */
-static char *receive(void) {
-    static char line[2048];
-    size_t len = 0;
-    for (;;) {
-        char c;
-        if (read(fd, &c, 1) != 1)
-            fail("PMI connection closed", NULL);
-        if (c == '\n')
-            break;
-        if (len + 1 < sizeof line)
-            line[len++] = c;
-    }
-    line[len] = '\0';
-    return line;
-}
-
-/* The value of `key` in `line` (up to the next space), copied to `out`. */
-static const char *field(const char *line, const char *key, char *out, size_t size) {
-    char pattern[64];
-    snprintf(pattern, sizeof pattern, " %s=", key);
-    const char *at = strstr(line, pattern);
-    if (!at)
-        return NULL;
-    at += strlen(pattern);
-    size_t n = strcspn(at, " ");
-    if (n >= size)
-        n = size - 1;
-    memcpy(out, at, n);
-    out[n] = '\0';
-    return out;
-}
-
+/* One answer line to `request`. */
 static char *ask(const char *request) {
-    send_text(request);
-    return receive();
+    static char line[2048];
+    pmi_ask(request, line, sizeof line);
+    return line;
 }
 
 static void expect(const char *request, const char *answer) {
@@ -75,16 +30,15 @@ static void expect(const char *request, const char *answer) {
     if (strcmp(got, answer) != 0) {
         char what[512];
         snprintf(what, sizeof what, "'%.200s' should be answered '%.200s'", request, answer);
-        fail(what, got);
+        refuse(what, got);
     }
 }
 
 static void spawn_expecting_failure(const char *segment, const char *why) {
-    send_text(segment);
-    char *got = receive();
+    char *got = ask(segment);
     const char *refused = "cmd=spawn_result rc=-1 msg=";
     if (strncmp(got, refused, strlen(refused)) != 0)
-        fail(why, got);
+        refuse(why, got);
 }
 
 static int parent(const char *self) {
@@ -93,8 +47,8 @@ static int parent(const char *self) {
     expect("cmd=get_universe_size\n", "cmd=universe_size size=5");
     char *kvs_line = ask("cmd=get_my_kvsname\n");
     char kvs[256];
-    if (!field(kvs_line, "kvsname", kvs, sizeof kvs))
-        fail("no kvsname", kvs_line);
+    if (!pmi_field(kvs_line, "kvsname", kvs, sizeof kvs))
+        refuse("no kvsname", kvs_line);
     char request[4096];
     snprintf(request, sizeof request, "cmd=put kvsname=%s key=parent_card value=hello\n", kvs);
     expect(request, "cmd=put_result rc=0 msg=success");
@@ -143,19 +97,19 @@ static int child(int argc, char **argv) {
     snprintf(name, sizeof name, "child %d", rank);
     who = name;
     if (!getenv("PMI_SPAWNED") || strcmp(getenv("PMI_SPAWNED"), "1") != 0)
-        fail("PMI_SPAWNED is not 1", getenv("PMI_SPAWNED"));
+        refuse("PMI_SPAWNED is not 1", getenv("PMI_SPAWNED"));
     if (!getenv("PMI_SIZE") || strcmp(getenv("PMI_SIZE"), "3") != 0)
-        fail("PMI_SIZE is not 3", getenv("PMI_SIZE"));
+        refuse("PMI_SIZE is not 3", getenv("PMI_SIZE"));
     if (rank < 0 || rank > 2)
-        fail("bad PMI_RANK", rank_text);
+        refuse("bad PMI_RANK", rank_text);
     if (!getenv("OXMPI_WORLD_BASE") || strcmp(getenv("OXMPI_WORLD_BASE"), "1") != 0)
-        fail("OXMPI_WORLD_BASE is not 1", getenv("OXMPI_WORLD_BASE"));
+        refuse("OXMPI_WORLD_BASE is not 1", getenv("OXMPI_WORLD_BASE"));
     const char *job_kvs = getenv("OXMPI_JOB_KVS");
     if (!job_kvs)
-        fail("no OXMPI_JOB_KVS", NULL);
+        refuse("no OXMPI_JOB_KVS", NULL);
     const char *arg = rank < 2 ? "hello world=1" : "second";
     if (argc != 2 || strcmp(argv[1], arg) != 0)
-        fail("wrong argument", argc > 1 ? argv[1] : NULL);
+        refuse("wrong argument", argc > 1 ? argv[1] : NULL);
 
     expect("cmd=init pmi_version=1 pmi_subversion=1\n",
            "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0");
@@ -163,31 +117,29 @@ static int child(int argc, char **argv) {
     char request[512], value[256];
     char *line = ask("cmd=get_my_kvsname\n");
     char own_kvs[256];
-    if (!field(line, "kvsname", own_kvs, sizeof own_kvs) || strcmp(own_kvs, job_kvs) == 0)
-        fail("the group's KVS is not its own", line);
+    if (!pmi_field(line, "kvsname", own_kvs, sizeof own_kvs) || strcmp(own_kvs, job_kvs) == 0)
+        refuse("the group's KVS is not its own", line);
     expect("cmd=get key=PARENT_ROOT_PORT_NAME\n", "cmd=get_result rc=0 msg=success value=port#1$");
     snprintf(request, sizeof request, "cmd=get kvsname=%s key=PMI_process_mapping\n", own_kvs);
     expect(request, "cmd=get_result rc=0 msg=success value=(vector,(0,1,3))");
     snprintf(request, sizeof request, "cmd=get kvsname=%s key=parent_card\n", job_kvs);
     line = ask(request);
-    if (!field(line, "value", value, sizeof value) || strcmp(value, "hello") != 0)
-        fail("the parent's key through OXMPI_JOB_KVS", line);
+    if (!pmi_field(line, "value", value, sizeof value) || strcmp(value, "hello") != 0)
+        refuse("the parent's key through OXMPI_JOB_KVS", line);
     expect("cmd=barrier_in\n", "cmd=barrier_out");
     expect("cmd=finalize\n", "cmd=finalize_ack");
     return 0;
 }
 
 int main(int argc, char **argv) {
-    const char *pmi_fd = getenv("PMI_FD");
-    if (!pmi_fd)
-        fail("no PMI_FD", NULL);
-    fd = atoi(pmi_fd);
+    if (!getenv("PMI_FD"))
+        refuse("no PMI_FD", NULL);
     if (getenv("PMI_SPAWNED"))
         return child(argc, argv);
     char self[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0)
-        fail("cannot read /proc/self/exe", NULL);
+        refuse("cannot read /proc/self/exe", NULL);
     self[n] = '\0';
     return parent(self);
 }

@@ -144,13 +144,7 @@ impl Job {
             match started {
                 Ok((pid, connection)) => {
                     log::debug!("started rank {rank} of spawned group {group} as pid {pid}");
-                    if self.pgid == 0 {
-                        self.pgid = pid;
-                    }
-                    self.rank_of_pid.insert(pid, id);
-                    let r = &mut self.ranks[id];
-                    r.pid = Some(pid);
-                    r.connection = Some(connection);
+                    self.record_started(id, pid, connection);
                 }
                 Err(e) => {
                     self.abandon_group(base, size);

@@ -70,15 +70,7 @@ impl Job {
                 Ok((started.pid, connection))
             });
             match started {
-                Ok((pid, connection)) => {
-                    if self.pgid == 0 {
-                        self.pgid = pid;
-                    }
-                    self.rank_of_pid.insert(pid, rank);
-                    let r = &mut self.ranks[rank];
-                    r.pid = Some(pid);
-                    r.connection = Some(connection);
-                }
+                Ok((pid, connection)) => self.record_started(rank, pid, connection),
                 Err(e) => {
                     let not_found = e.kind() == io::ErrorKind::NotFound;
                     self.give_up_unstarted();
@@ -96,6 +88,24 @@ impl Job {
     }
 
     /// Marks every rank that was not started as ended (the job is failing).
+    /// Records that process `id` (a rank, or a spawned child's global id)
+    /// runs as `pid`, reached through `connection`; the first process
+    /// started leads the job's process group.
+    pub(super) fn record_started(
+        &mut self,
+        id: usize,
+        pid: libc::pid_t,
+        connection: PmiConnection,
+    ) {
+        if self.pgid == 0 {
+            self.pgid = pid;
+        }
+        self.rank_of_pid.insert(pid, id);
+        let r = &mut self.ranks[id];
+        r.pid = Some(pid);
+        r.connection = Some(connection);
+    }
+
     fn give_up_unstarted(&mut self) {
         for r in &mut self.ranks {
             if r.pid.is_none() && r.ended.is_none() {
