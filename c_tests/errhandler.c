@@ -143,12 +143,17 @@ int main(int argc, char **argv) {
     CHECK(MPIX_Delete_error_code(mycode) == MPI_SUCCESS, "delete the first code");
     CHECK(MPIX_Delete_error_class(myclass) == MPI_SUCCESS, "then its class");
 
-    /* An unimplemented function reports through the handler. */
+    /* An error on a window goes to the window's handler (here
+     * MPI_ERRORS_RETURN), with a text naming the call. */
     MPI_Win win;
-    rc = MPI_Win_create(NULL, 0, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
-    CHECK(mt_class(rc) == MPI_ERR_UNSUPPORTED_OPERATION, "unimplemented class %d", mt_class(rc));
+    int cell = 0;
+    MPI_Win_create(&cell, sizeof cell, 1, MPI_INFO_NULL, MPI_COMM_SELF, &win);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    rc = MPI_Put(&cell, 1, MPI_INT, 0, 0, 1, MPI_INT, win);
+    CHECK(mt_class(rc) == MPI_ERR_RMA_SYNC, "a put outside an epoch: class %d", mt_class(rc));
     MPI_Error_string(rc, text, &len);
-    CHECK(strstr(text, "MPI_Win_create") && strstr(text, "not implemented"), "unimplemented text '%s'", text);
+    CHECK(strstr(text, "MPI_Put") && strstr(text, "epoch"), "the put's error text '%s'", text);
+    MPI_Win_free(&win);
 
     MPI_Finalize();
     mt_report(rank, mt_errors);

@@ -1,6 +1,6 @@
 #!/bin/bash
-# MPI_ERRORS_ARE_FATAL, MPI_ERRORS_ABORT, MPI_Abort and unimplemented
-# functions end the job through the launcher: one line naming the rank, the
+# MPI_ERRORS_ARE_FATAL (also a window's default), MPI_ERRORS_ABORT and MPI_Abort
+# end the job through the launcher: one line naming the rank, the
 # call and the problem on stderr, and a non-zero exit (MPI_Abort's code).
 set -u
 PREFIX=${OXMPI_PREFIX:?}
@@ -24,9 +24,12 @@ int main(int argc, char **argv) {
             MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ABORT);
             MPI_Comm_rank(MPI_COMM_WORLD, NULL);
         }
-        if (!strcmp(mode, "unimplemented")) {
+        if (!strcmp(mode, "window")) {
+            /* A window's default handler is MPI_ERRORS_ARE_FATAL. */
             MPI_Win win;
-            MPI_Win_create(NULL, 0, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+            int cell = 0;
+            MPI_Win_create(&cell, sizeof cell, 1, MPI_INFO_NULL, MPI_COMM_SELF, &win);
+            MPI_Put(&cell, 1, MPI_INT, 0, 0, 1, MPI_INT, win);
         }
         printf("survived %s\n", mode);
     } else {
@@ -54,7 +57,7 @@ expect() { # mode expected_exit grep_pattern
         badcomm) what="an invalid communicator under the default handler" ;;
         abortcode) what="MPI_Abort(MPI_COMM_WORLD, 7)" ;;
         errors_abort) what="an invalid argument under MPI_ERRORS_ABORT" ;;
-        unimplemented) what="a call of an unimplemented function (MPI_Win_create)" ;;
+        window) what="an RMA operation outside an epoch under a window's default handler" ;;
     esac
     echo "REPORT|fault|3 ranks, rank 2: $what (the others wait outside MPI)|exit $rc after $ms ms; $(grep -m1 '^oxmpi: ' "$dir/err")|${left:-no process, nothing in /dev/shm}"
     lines=$(grep -c . "$dir/err")
@@ -73,7 +76,7 @@ expect() { # mode expected_exit grep_pattern
 expect badcomm "" "oxmpi: rank 2: MPI_Comm_size: .*MPI_ERR_COMM"
 expect abortcode 7 "MPI_Abort(MPI_COMM_WORLD, 7)"
 expect errors_abort "" "oxmpi: rank 2: MPI_Comm_rank: .*MPI_ERR_ARG"
-expect unimplemented "" "oxmpi: rank 2: MPI_Win_create: not implemented"
+expect window "" "oxmpi: rank 2: MPI_Put: .*MPI_ERR_RMA_SYNC"
 # A singleton (no launcher) aborts the same way.
 "$dir/fatal" abortcode > /dev/null 2> "$dir/err"; rc=$?
 if [ "$rc" = 7 ]; then echo "ok - singleton MPI_Abort exit 7"; else echo "not ok - singleton abort exit $rc"; errors=$((errors + 1)); fi

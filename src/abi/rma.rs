@@ -37,6 +37,14 @@ fn disp_unit_arg(disp_unit: MPI_Aint) -> MpiResult<usize> {
         })
 }
 
+/// Checks a creating call's handles before its values (MPICH's order):
+/// the communicator (`MPI_ERR_COMM`), then the info (`MPI_ERR_INFO`);
+/// returns the info's pairs.
+fn creation_handles(comm: MPI_Comm, info: MPI_Info) -> MpiResult<Vec<(String, String)>> {
+    runtime::lock().comms().get(comm)?;
+    info_pairs(info)
+}
+
 /// The info argument's pairs (checked: `MPI_ERR_INFO`).
 fn info_pairs(info: MPI_Info) -> MpiResult<Vec<(String, String)>> {
     if info == MPI_INFO_NULL {
@@ -54,6 +62,7 @@ pub unsafe fn win_create(
     comm: MPI_Comm,
     win: &mut MPI_Win,
 ) -> MpiResult {
+    let hints = creation_handles(comm, info)?;
     let (size, disp_unit) = (size_arg(size)?, disp_unit_arg(disp_unit)?);
     if base.is_null() && size > 0 {
         return Err(MpiError::new(
@@ -61,7 +70,7 @@ pub unsafe fn win_create(
             "the window's base is NULL but its size is not 0",
         ));
     }
-    *win = create::create(base as usize, size, disp_unit, &info_pairs(info)?, comm)?;
+    *win = create::create(base as usize, size, disp_unit, &hints, comm)?;
     Ok(())
 }
 
@@ -78,8 +87,8 @@ unsafe fn allocate_with(
     // SAFETY: MPI defines `baseptr` as the address of a `void *` the call
     // writes: NULL (rejected by `out`) or valid for that write.
     let slot = unsafe { out(baseptr.cast::<*mut c_void>(), "baseptr") }?;
+    let hints = creation_handles(comm, info)?;
     let (size, disp_unit) = (size_arg(size)?, disp_unit_arg(disp_unit)?);
-    let hints = info_pairs(info)?;
     let (handle, base) = if shared {
         create::allocate_shared(size, disp_unit, &hints, comm)?
     } else {
@@ -115,7 +124,7 @@ pub unsafe fn win_allocate_shared(
 }
 
 pub unsafe fn win_create_dynamic(info: MPI_Info, comm: MPI_Comm, win: &mut MPI_Win) -> MpiResult {
-    *win = create::create_dynamic(&info_pairs(info)?, comm)?;
+    *win = create::create_dynamic(&creation_handles(comm, info)?, comm)?;
     Ok(())
 }
 
@@ -621,6 +630,8 @@ pub unsafe fn win_create_errhandler(
 
 pub unsafe fn win_set_errhandler(win: MPI_Win, errhandler: MPI_Errhandler) -> MpiResult {
     let mut rt = runtime::lock();
+    // The handler first, then the window (the order bad_input.sh expects).
+    rt.errhandlers().check(errhandler)?;
     rt.windows().get(win).ok_or_else(|| invalid_window(win))?;
     rt.errhandlers_mut().retain(errhandler)?;
     let w = rt.windows_mut().get_mut(win).expect("checked above");
