@@ -58,7 +58,7 @@ pub enum Mode {
 /// `buf` must hold (or have room for) `n` elements of `datatype` until the
 /// operation using the buffer completes.
 #[inline(always)]
-pub(super) unsafe fn message_buffer(
+pub(crate) unsafe fn message_buffer(
     buf: *const c_void,
     n: usize,
     datatype: MPI_Datatype,

@@ -1,0 +1,390 @@
+//! Data access: explicit offsets, the individual pointer and the shared
+//! pointer, each independent or collective. The program's data is packed
+//! into one buffer (converted to external32 when the view asks), then
+//! written with one `pwrite` per contiguous stretch of the file the view
+//! maps it to; reads are the reverse, and stop at the end of the file
+//! (the status then counts the bytes actually read).
+use std::os::raw::c_int;
+use std::os::unix::fs::FileExt;
+use std::sync::Arc;
+
+use super::view::{Datarep, View};
+use super::{amode, get, get_mut, io_error, OpenFile, Split};
+use crate::core::collective::algorithms::barrier;
+use crate::core::datatype::Datatype;
+use crate::core::error::{MpiError, MpiResult};
+use crate::core::p2p::user_buffer::UserBuffer;
+use crate::core::runtime;
+use crate::mpi_abi::constants::*;
+use crate::mpi_abi::types::MPI_Status;
+
+/// Where an access starts.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Position {
+    /// An explicit offset, in etypes of the view.
+    At(i64),
+    Individual,
+    Shared,
+    /// The shared pointer, in rank order (`*_ordered`: collective).
+    Ordered,
+}
+
+/// The program's buffer of an access.
+pub struct Memory<'a> {
+    pub buf: &'a UserBuffer,
+    pub datatype: Arc<Datatype>,
+    pub count: usize,
+}
+
+/// The shared pointer of a file (`MPI_ERR_IO` when it has none).
+pub fn shared(open: &OpenFile) -> MpiResult<&super::SharedPointer> {
+    open.shared.as_ref().ok_or_else(|| {
+        MpiError::new(
+            MPI_ERR_IO,
+            "this file has no shared file pointer (its sidecar file could not be made)",
+        )
+    })
+}
+
+/// What an access works with, taken under the lock.
+struct Target {
+    open: Arc<OpenFile>,
+    view: Arc<View>,
+    position: u64,
+    atomic: bool,
+}
+
+fn target(h: c_int, write: bool, at: Position) -> MpiResult<Target> {
+    let rt = runtime::lock();
+    let f = get(&rt, h)?;
+    let amode = f.open.amode;
+    if write && !amode::may_write(amode) {
+        return Err(MpiError::new(
+            MPI_ERR_READ_ONLY,
+            "the file was opened with MPI_MODE_RDONLY",
+        ));
+    }
+    if !write && !amode::may_read(amode) {
+        return Err(MpiError::new(
+            MPI_ERR_ACCESS,
+            "the file was opened with MPI_MODE_WRONLY",
+        ));
+    }
+    if amode & MPI_MODE_SEQUENTIAL != 0 && matches!(at, Position::At(_) | Position::Individual) {
+        return Err(MpiError::new(
+            MPI_ERR_UNSUPPORTED_OPERATION,
+            "a file opened with MPI_MODE_SEQUENTIAL is accessed through the shared pointer only",
+        ));
+    }
+    Ok(Target {
+        open: f.open.clone(),
+        view: f.view.clone(),
+        position: f.position,
+        atomic: f.atomic,
+    })
+}
+
+/// The etypes of an access (`MPI_ERR_TYPE` when the data is not made of
+/// whole etypes).
+fn etypes(view: &View, bytes: u64) -> MpiResult<u64> {
+    if bytes % view.etype_size() != 0 {
+        return Err(MpiError::new(
+            MPI_ERR_TYPE,
+            format!(
+                "the data ({bytes} bytes) is not a whole number of etypes ({} bytes each)",
+                view.etype_size()
+            ),
+        ));
+    }
+    Ok(bytes / view.etype_size())
+}
+
+/// Where the access starts (in etypes) for `n` etypes at `at`; moves the
+/// shared pointer past them for shared and ordered access.
+fn start(t: &Target, at: Position, n: u64) -> MpiResult<u64> {
+    match at {
+        Position::At(o) => u64::try_from(o)
+            .map_err(|_| MpiError::new(MPI_ERR_ARG, format!("offset {o} is negative"))),
+        Position::Individual => Ok(t.position),
+        Position::Shared => shared(&t.open)?.fetch_add(n),
+        Position::Ordered => {
+            let ch = &t.open.channel;
+            let base = if ch.rank == 0 {
+                shared(&t.open)?.get()?
+            } else {
+                0
+            };
+            let all = super::gather_pairs(ch, n, base)?;
+            let word = |r: usize, i: usize| if i == 0 { all[r].0 } else { all[r].1 };
+            let base = word(0, 1);
+            let before: u64 = (0..ch.rank).map(|r| word(r, 0)).sum();
+            let total: u64 = (0..ch.size()).map(|r| word(r, 0)).sum();
+            if ch.rank == 0 {
+                shared(&t.open)?.set(base + total)?;
+            }
+            Ok(base + before)
+        }
+    }
+}
+
+fn conversion_unsupported() -> MpiError {
+    MpiError::new(
+        MPI_ERR_UNSUPPORTED_DATAREP,
+        "external32 views are supported for types whose external32 size is their native size",
+    )
+}
+
+fn with_lock<T>(t: &Target, f: impl FnOnce() -> MpiResult<T>) -> MpiResult<T> {
+    if !t.atomic {
+        return f();
+    }
+    super::sys::lock(&t.open.fd).map_err(|e| io_error("cannot lock the file (atomic mode)", &e))?;
+    let r = f();
+    let _ = super::sys::unlock(&t.open.fd);
+    r
+}
+
+fn write_status(bytes: u64) -> MPI_Status {
+    let mut status = crate::core::p2p::request::empty_status();
+    status.set_byte_count(bytes as i64);
+    status
+}
+
+/// Runs a collective access: the access, then a barrier of the file's
+/// members (also when the access failed here).
+fn collectively(
+    open: &OpenFile,
+    collective: bool,
+    f: impl FnOnce() -> MpiResult<MPI_Status>,
+) -> MpiResult<MPI_Status> {
+    let r = f();
+    if collective {
+        barrier(&open.channel)?;
+    }
+    r
+}
+
+/// A write; returns its status.
+pub fn write(h: c_int, at: Position, mem: &Memory, collective: bool) -> MpiResult<MPI_Status> {
+    let open = super::open_file(h)?;
+    let collective = collective || at == Position::Ordered;
+    collectively(&open, collective, || {
+        let t = target(h, true, at)?;
+        let bytes = mem.buf.len() as u64;
+        let n = etypes(&t.view, bytes)?;
+        let first = start(&t, at, n)?;
+        let mut data = vec![0u8; bytes as usize];
+        mem.buf.pack(0, &mut data);
+        if t.view.datarep == Datarep::External32 {
+            if mem.datatype.external32_size(mem.count)? != data.len() {
+                return Err(conversion_unsupported());
+            }
+            let mut external = vec![0u8; data.len()];
+            mem.datatype
+                .native_to_external32(mem.count, &data, &mut external);
+            data = external;
+        }
+        let pieces = t.view.pieces(first * t.view.etype_size(), bytes)?;
+        with_lock(&t, || {
+            let mut done = 0usize;
+            for (offset, len) in pieces {
+                let len = len as usize;
+                t.open
+                    .fd
+                    .write_all_at(&data[done..done + len], offset)
+                    .map_err(|e| io_error("write failed", &e))?;
+                done += len;
+            }
+            Ok(())
+        })?;
+        if at == Position::Individual {
+            get_mut(&mut runtime::lock(), h)?.position = first + n;
+        }
+        Ok(write_status(bytes))
+    })
+}
+
+/// Reads `buf.len()` bytes at `offset`, fewer at the end of the file.
+fn read_fully(fd: &std::fs::File, buf: &mut [u8], offset: u64) -> MpiResult<usize> {
+    let mut done = 0;
+    while done < buf.len() {
+        match fd.read_at(&mut buf[done..], offset + done as u64) {
+            Ok(0) => break,
+            Ok(k) => done += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(io_error("read failed", &e)),
+        }
+    }
+    Ok(done)
+}
+
+/// A read; returns its status (counting the bytes read).
+pub fn read(h: c_int, at: Position, mem: &Memory, collective: bool) -> MpiResult<MPI_Status> {
+    let open = super::open_file(h)?;
+    let collective = collective || at == Position::Ordered;
+    collectively(&open, collective, || {
+        let t = target(h, false, at)?;
+        let bytes = mem.buf.len() as u64;
+        let n = etypes(&t.view, bytes)?;
+        let first = start(&t, at, n)?;
+        let external = t.view.datarep == Datarep::External32;
+        if external && mem.datatype.external32_size(mem.count)? != bytes as usize {
+            return Err(conversion_unsupported());
+        }
+        let pieces = t.view.pieces(first * t.view.etype_size(), bytes)?;
+        let mut data = vec![0u8; bytes as usize];
+        let got = with_lock(&t, || {
+            let mut done = 0usize;
+            for (offset, len) in pieces {
+                let len = len as usize;
+                let k = read_fully(&t.open.fd, &mut data[done..done + len], offset)?;
+                done += k;
+                if k < len {
+                    break;
+                }
+            }
+            Ok(done)
+        })?;
+        if external {
+            let whole = got / mem.datatype.size().max(1);
+            let mut native = vec![0u8; bytes as usize];
+            mem.datatype.external32_to_native(whole, &data, &mut native);
+            native[whole * mem.datatype.size()..got]
+                .copy_from_slice(&data[whole * mem.datatype.size()..got]);
+            data = native;
+        }
+        mem.buf.unpack(0, &data[..got]);
+        if at == Position::Individual {
+            get_mut(&mut runtime::lock(), h)?.position = first + got as u64 / t.view.etype_size();
+        }
+        Ok(write_status(got as u64))
+    })
+}
+
+/// The view's end of file, in etypes.
+fn end_of_file(open: &OpenFile, view: &View) -> MpiResult<u64> {
+    let size = open
+        .fd
+        .metadata()
+        .map_err(|e| io_error("cannot read the file's size", &e))?
+        .len();
+    Ok(view.stream_bytes_before(size) / view.etype_size())
+}
+
+fn moved(from: u64, offset: i64) -> MpiResult<u64> {
+    u64::try_from(from as i64 + offset).map_err(|_| {
+        MpiError::new(
+            MPI_ERR_ARG,
+            format!("seeking by {offset} from {from} goes before the start of the view"),
+        )
+    })
+}
+
+fn sought(
+    open: &OpenFile,
+    view: &View,
+    current: u64,
+    offset: i64,
+    whence: c_int,
+) -> MpiResult<u64> {
+    match whence {
+        MPI_SEEK_SET => moved(0, offset),
+        MPI_SEEK_CUR => moved(current, offset),
+        MPI_SEEK_END => moved(end_of_file(open, view)?, offset),
+        other => Err(MpiError::new(
+            MPI_ERR_ARG,
+            format!("whence {other} is not MPI_SEEK_SET, MPI_SEEK_CUR or MPI_SEEK_END"),
+        )),
+    }
+}
+
+/// `MPI_File_seek`.
+pub fn seek(h: c_int, offset: i64, whence: c_int) -> MpiResult {
+    let t = target_any(h)?;
+    if t.open.amode & MPI_MODE_SEQUENTIAL != 0 {
+        return Err(MpiError::new(
+            MPI_ERR_UNSUPPORTED_OPERATION,
+            "a file opened with MPI_MODE_SEQUENTIAL has no individual pointer",
+        ));
+    }
+    let to = sought(&t.open, &t.view, t.position, offset, whence)?;
+    get_mut(&mut runtime::lock(), h)?.position = to;
+    Ok(())
+}
+
+fn target_any(h: c_int) -> MpiResult<Target> {
+    let rt = runtime::lock();
+    let f = get(&rt, h)?;
+    Ok(Target {
+        open: f.open.clone(),
+        view: f.view.clone(),
+        position: f.position,
+        atomic: f.atomic,
+    })
+}
+
+/// `MPI_File_seek_shared` (collective: every member passes the same
+/// arguments; rank 0 moves the pointer).
+pub fn seek_shared(h: c_int, offset: i64, whence: c_int) -> MpiResult {
+    let t = target_any(h)?;
+    let ptr = shared(&t.open)?;
+    let r = if t.open.channel.rank == 0 {
+        ptr.get()
+            .and_then(|now| sought(&t.open, &t.view, now, offset, whence))
+            .and_then(|to| ptr.set(to))
+    } else {
+        sought(&t.open, &t.view, 0, offset.max(0), whence).map(|_| ())
+    };
+    barrier(&t.open.channel)?;
+    r
+}
+
+/// `MPI_File_get_position`.
+pub fn position(h: c_int) -> MpiResult<u64> {
+    Ok(get(&runtime::lock(), h)?.position)
+}
+
+/// `MPI_File_get_position_shared`.
+pub fn position_shared(h: c_int) -> MpiResult<u64> {
+    let open = super::open_file(h)?;
+    shared(&open)?.get()
+}
+
+/// `MPI_File_get_byte_offset`: the file offset of etype `offset` of the
+/// view.
+pub fn byte_offset(h: c_int, offset: i64) -> MpiResult<u64> {
+    let view = get(&runtime::lock(), h)?.view.clone();
+    let offset = u64::try_from(offset)
+        .map_err(|_| MpiError::new(MPI_ERR_ARG, format!("offset {offset} is negative")))?;
+    view.byte_offset(offset * view.etype_size())
+}
+
+/// A split collective's `*_begin`: the access runs now; its status waits
+/// for `*_end`.
+pub fn begin(h: c_int, read: bool, access: impl FnOnce() -> MpiResult<MPI_Status>) -> MpiResult {
+    if get(&runtime::lock(), h)?.split.is_some() {
+        return Err(MpiError::new(
+            MPI_ERR_OTHER,
+            "a split collective is already active on this file",
+        ));
+    }
+    let status = access()?;
+    get_mut(&mut runtime::lock(), h)?.split = Some(Split { status, read });
+    Ok(())
+}
+
+/// A split collective's `*_end`: the status of its `*_begin`.
+pub fn end(h: c_int, read: bool) -> MpiResult<MPI_Status> {
+    let mut rt = runtime::lock();
+    let f = get_mut(&mut rt, h)?;
+    match f.split {
+        Some(s) if s.read == read => {
+            f.split = None;
+            Ok(s.status)
+        }
+        _ => Err(MpiError::new(
+            MPI_ERR_OTHER,
+            "no matching split collective was begun on this file",
+        )),
+    }
+}
