@@ -181,9 +181,9 @@ pub unsafe fn set_view(
     let e = datatype::lookup_committed(etype);
     let f = datatype::lookup_committed(filetype);
     let info = info_arg(info);
-    core_io::set_view(handle(fh), disp, |disp| {
+    core_io::set_view(handle(fh), disp, |disp, writable| {
         info?;
-        View::new(disp, e?, etype, f?, filetype, rep?)
+        View::new(disp, e?, etype, f?, filetype, rep?, writable)
     })
 }
 

@@ -200,11 +200,12 @@ pub fn open(comm: MPI_Comm, name: &str, amode: c_int, info: InfoObject) -> MpiRe
             } else {
                 0
             };
+            let view = Arc::new(View::default_view());
             let mut rt = runtime::lock();
             rt.errhandlers_mut().retain(errhandler)?;
             Ok(rt.files_mut().insert(File {
                 open: Arc::new(open),
-                view: Arc::new(View::default_view()),
+                view,
                 position,
                 atomic: false,
                 hints,
@@ -446,7 +447,7 @@ pub fn set_info(h: c_int, info: InfoObject) -> MpiResult {
 }
 
 /// `MPI_File_set_view` (collective): resets both pointers.
-pub fn set_view(h: c_int, disp: i64, view: impl FnOnce(u64) -> MpiResult<View>) -> MpiResult {
+pub fn set_view(h: c_int, disp: i64, view: impl FnOnce(u64, bool) -> MpiResult<View>) -> MpiResult {
     let open = open_file(h)?;
     let disp = if disp == MPI_DISPLACEMENT_CURRENT as i64 {
         if open.amode & MPI_MODE_SEQUENTIAL == 0 {
@@ -463,7 +464,7 @@ pub fn set_view(h: c_int, disp: i64, view: impl FnOnce(u64) -> MpiResult<View>) 
             MpiError::new(MPI_ERR_ARG, format!("view displacement {disp} is negative"))
         })?
     };
-    let view = view(disp);
+    let view = view(disp, amode::may_write(open.amode));
     let view = agree(
         &open.channel,
         &view.as_ref().map(|_| ()).map_err(|e| e.clone()),

@@ -66,11 +66,45 @@ pub struct View {
     before: Vec<u64>,
 }
 
+/// MPI's rule for the types of a view (MPI 4.1 section 14.3): their
+/// displacements are non-negative and monotonically non-decreasing, and,
+/// where the file may be written, their blocks do not overlap. Breaking
+/// it is `MPI_ERR_IO`, as in ROMIO.
+fn check_layout(t: &Datatype, what: &str, writable: bool) -> MpiResult {
+    let mut problem = None;
+    let mut last: Option<(isize, isize)> = None;
+    t.for_each_block(1, 0, t.size(), |d, len| {
+        if problem.is_some() {
+            return;
+        }
+        let end = d + len as isize;
+        problem = if d < 0 {
+            Some("a negative displacement")
+        } else {
+            match last {
+                Some((pd, _)) if d < pd => Some("decreasing displacements"),
+                Some((_, pe)) if writable && d < pe => Some("overlapping blocks"),
+                _ => None,
+            }
+        };
+        last = Some((d, end.max(last.map_or(end, |l| l.1))));
+    });
+    match problem {
+        Some(p) => Err(MpiError::new(
+            MPI_ERR_IO,
+            format!("the {what} of a file view has {p}"),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// A stretch of the file: offset and length in bytes.
 pub type Piece = (u64, u64);
 
 impl View {
-    /// A view; `MPI_ERR_ARG` when the filetype is not made of etypes.
+    /// A view; `MPI_ERR_ARG` when the filetype is not made of etypes,
+    /// `MPI_ERR_IO` when a type's layout does not fit a view (see
+    /// [`check_layout`]; `writable`: the file may be written).
     pub fn new(
         disp: u64,
         etype: Arc<Datatype>,
@@ -78,7 +112,10 @@ impl View {
         filetype: Arc<Datatype>,
         filetype_handle: MPI_Datatype,
         datarep: Datarep,
+        writable: bool,
     ) -> MpiResult<View> {
+        check_layout(&etype, "etype", writable)?;
+        check_layout(&filetype, "filetype", writable)?;
         if etype.size() == 0 {
             return Err(MpiError::new(MPI_ERR_ARG, "the etype has no data"));
         }
@@ -125,8 +162,16 @@ impl View {
     /// The view every file starts with: bytes from offset 0, native.
     pub fn default_view() -> View {
         let byte = crate::core::datatype::lookup(MPI_BYTE).expect("MPI_BYTE is predefined");
-        View::new(0, byte.clone(), MPI_BYTE, byte, MPI_BYTE, Datarep::Native)
-            .expect("the byte view is valid")
+        View::new(
+            0,
+            byte.clone(),
+            MPI_BYTE,
+            byte,
+            MPI_BYTE,
+            Datarep::Native,
+            false,
+        )
+        .expect("the byte view is valid")
     }
 
     pub fn etype_size(&self) -> u64 {
@@ -203,7 +248,7 @@ impl View {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::datatype::{constructors, lookup};
+    use crate::core::datatype::{constructors, lookup, Combiner};
 
     fn int() -> Arc<Datatype> {
         lookup(MPI_INT).unwrap()
@@ -211,7 +256,7 @@ mod tests {
 
     #[test]
     fn io_view_contiguous_maps_to_one_piece() {
-        let v = View::new(100, int(), MPI_INT, int(), MPI_INT, Datarep::Native).unwrap();
+        let v = View::new(100, int(), MPI_INT, int(), MPI_INT, Datarep::Native, true).unwrap();
         assert_eq!(v.pieces(8, 40).unwrap(), vec![(108, 40)]);
         assert_eq!(v.byte_offset(12).unwrap(), 112);
         assert_eq!(v.stream_bytes_before(150), 50);
@@ -224,7 +269,7 @@ mod tests {
         // resized to 24 so copies do not touch.
         let vector = constructors::vector(2, 1, 3, &int()).unwrap();
         let resized = Arc::new(constructors::resized(&vector, 0, 24).unwrap());
-        let v = View::new(4, int(), MPI_INT, resized, MPI_INT, Datarep::Native).unwrap();
+        let v = View::new(4, int(), MPI_INT, resized, MPI_INT, Datarep::Native, true).unwrap();
         assert_eq!(
             v.pieces(0, 16).unwrap(),
             vec![(4, 4), (16, 4), (28, 4), (40, 4)]
@@ -239,7 +284,37 @@ mod tests {
     fn io_view_rejects_filetypes_not_made_of_etypes() {
         let double = lookup(MPI_DOUBLE).unwrap();
         let three = Arc::new(constructors::contiguous(3, &int()).unwrap());
-        assert!(View::new(0, double.clone(), MPI_DOUBLE, three, 0, Datarep::Native).is_err());
+        assert!(View::new(
+            0,
+            double.clone(),
+            MPI_DOUBLE,
+            three,
+            0,
+            Datarep::Native,
+            true
+        )
+        .is_err());
+        // Overlapping blocks: refused where the file may be written only.
+        let overlap =
+            Arc::new(constructors::indexed(Combiner::Indexed, &[(3, 0), (1, 1)], &int()).unwrap());
+        let class = |writable| {
+            View::new(
+                0,
+                int(),
+                MPI_INT,
+                overlap.clone(),
+                0,
+                Datarep::Native,
+                writable,
+            )
+            .err()
+            .map(|e| e.class)
+        };
+        assert_eq!(class(true), Some(MPI_ERR_IO));
+        assert_eq!(class(false), None);
+        let backwards =
+            Arc::new(constructors::indexed(Combiner::Indexed, &[(1, 3), (1, 0)], &int()).unwrap());
+        assert!(View::new(0, int(), MPI_INT, backwards, 0, Datarep::Native, false).is_err());
         assert_eq!(Datarep::parse("external32").unwrap(), Datarep::External32);
         assert_eq!(
             Datarep::parse("xdr").unwrap_err().class,
