@@ -150,10 +150,7 @@ int main(int argc, char **argv) {
     int errors = 0, buf[N], rbuf[N];
     MPI_File fh;
     mt_init(&argc, &argv, &rank, &size);
-    const char *tmp = getenv("TMPDIR");
-    int pid = (int)getpid();
-    MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    snprintf(name, sizeof name, "%s/oxmpi-io-access-%d.dat", tmp && *tmp ? tmp : "/tmp", pid);
+    mt_temp_name(name, sizeof name, "io-access.dat");
     CHECK_CLASS(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
                               &fh),
                 MPI_SUCCESS);

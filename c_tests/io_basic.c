@@ -29,10 +29,7 @@ int main(int argc, char **argv) {
     MPI_Offset off;
 
     mt_init(&argc, &argv, &rank, &size);
-    const char *tmp = getenv("TMPDIR");
-    int pid = (int)getpid();
-    MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    snprintf(dir, sizeof dir, "%s/oxmpi-io-basic-%d", tmp && *tmp ? tmp : "/tmp", pid);
+    mt_temp_name(dir, sizeof dir, "io-basic");
     if (rank == 0)
         mkdir(dir, 0700);
     MPI_Barrier(MPI_COMM_WORLD);

@@ -109,6 +109,9 @@ fn start(t: &Target, at: Position, n: u64) -> MpiResult<u64> {
         Position::Shared => shared(&t.open)?.fetch_add(n),
         Position::Ordered => {
             let ch = &t.open.channel;
+            // Every member's earlier shared-pointer accesses are done
+            // before rank 0 reads where this one starts.
+            barrier(ch)?;
             let base = if ch.rank == 0 {
                 shared(&t.open)?.get()?
             } else {
@@ -324,10 +327,12 @@ fn target_any(h: c_int) -> MpiResult<Target> {
 }
 
 /// `MPI_File_seek_shared` (collective: every member passes the same
-/// arguments; rank 0 moves the pointer).
+/// arguments; rank 0 moves the pointer, between two barriers).
 pub fn seek_shared(h: c_int, offset: i64, whence: c_int) -> MpiResult {
     let t = target_any(h)?;
     let ptr = shared(&t.open)?;
+    // Every member is done with the pointer's old value first.
+    barrier(&t.open.channel)?;
     let r = if t.open.channel.rank == 0 {
         ptr.get()
             .and_then(|now| sought(&t.open, &t.view, now, offset, whence))
