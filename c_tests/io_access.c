@@ -5,7 +5,9 @@
  * vector filetype with holes. What each write left in the file is checked
  * with plain POSIX pread, and every read is checked against it. Also a
  * strided memory datatype, short reads at the end of the file, external32
- * (big-endian in the file) and atomic mode. */
+ * (big-endian in the file) and atomic mode. Collective calls go through
+ * collective buffering (every rank an aggregator), or with the argument
+ * `one-aggregator` through one, or with `independent` without it. */
 #include "mpitest.h"
 #include <fcntl.h>
 #include <stdint.h>
@@ -151,9 +153,18 @@ int main(int argc, char **argv) {
     MPI_File fh;
     mt_init(&argc, &argv, &rank, &size);
     mt_temp_name(name, sizeof name, "io-access.dat");
-    CHECK_CLASS(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
-                              &fh),
+    /* `independent`: collective calls without collective buffering. */
+    MPI_Info info;
+    MPI_Info_create(&info);
+    if (argc > 1 && strcmp(argv[1], "independent") == 0) {
+        MPI_Info_set(info, "romio_cb_write", "disable");
+        MPI_Info_set(info, "romio_cb_read", "disable");
+    } else if (argc > 1 && strcmp(argv[1], "one-aggregator") == 0) {
+        MPI_Info_set(info, "cb_nodes", "1");
+    }
+    CHECK_CLASS(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh),
                 MPI_SUCCESS);
+    MPI_Info_free(&info);
 
     for (int kind = 0; kind < 3; kind++) {
         for (int variant = 0; variant < NVARIANTS; variant++) {

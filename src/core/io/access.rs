@@ -9,7 +9,7 @@ use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 
 use super::view::{Datarep, View};
-use super::{amode, get, get_mut, io_error, OpenFile, Split};
+use super::{amode, get, get_mut, io_error, two_phase, OpenFile, Split};
 use crate::core::collective::algorithms::barrier;
 use crate::core::datatype::Datatype;
 use crate::core::error::{MpiError, MpiResult};
@@ -167,48 +167,130 @@ fn collectively(
     r
 }
 
+/// An access ready to go: its target, where it starts and how many
+/// etypes it moves, the file pieces, and (for a write) the data as the
+/// file gets it.
+struct Prepared {
+    t: Target,
+    first: u64,
+    pieces: Vec<super::view::Piece>,
+    data: Vec<u8>,
+}
+
+/// Everything an access does before touching the file.
+fn prepare(h: c_int, at: Position, mem: &Memory, write: bool) -> MpiResult<Prepared> {
+    let t = target(h, write, at)?;
+    let bytes = mem.buf.len() as u64;
+    let n = etypes(&t.view, bytes)?;
+    let external = t.view.datarep == Datarep::External32;
+    if external && mem.datatype.external32_size(mem.count)? != bytes as usize {
+        return Err(conversion_unsupported());
+    }
+    let first = start(&t, at, n)?;
+    let mut data = vec![0u8; bytes as usize];
+    if write {
+        mem.buf.pack(0, &mut data);
+        if external {
+            let mut converted = vec![0u8; data.len()];
+            mem.datatype
+                .native_to_external32(mem.count, &data, &mut converted);
+            data = converted;
+        }
+    }
+    let pieces = t.view.pieces(first * t.view.etype_size(), bytes)?;
+    Ok(Prepared {
+        t,
+        first,
+        pieces,
+        data,
+    })
+}
+
+/// Whether a collective call on this file goes through collective
+/// buffering, and with how many aggregators: the `romio_cb_read` /
+/// `romio_cb_write` hint (`disable` turns it off) and `cb_nodes`.
+fn buffering(h: c_int, open: &OpenFile, key: &str) -> MpiResult<Option<usize>> {
+    if open.channel.size() < 2 {
+        return Ok(None);
+    }
+    let rt = runtime::lock();
+    let hints = &get(&rt, h)?.hints;
+    if hints.get(key)? == Some("disable") {
+        return Ok(None);
+    }
+    let nodes = hints.get("cb_nodes")?.and_then(|v| v.parse().ok());
+    Ok(Some(nodes.unwrap_or(open.channel.size())))
+}
+
+/// Prepares a collective access at every member; all fail when one does
+/// (so none waits in the exchange for a member that gave up).
+fn prepare_together(
+    open: &OpenFile,
+    h: c_int,
+    at: Position,
+    mem: &Memory,
+    write: bool,
+) -> MpiResult<Prepared> {
+    let prepared = prepare(h, at, mem, write);
+    let outcome = prepared.as_ref().map(|_| ()).map_err(|e| e.clone());
+    let what = if write {
+        "collective write"
+    } else {
+        "collective read"
+    };
+    super::agree(&open.channel, &outcome, 0, what)?;
+    prepared
+}
+
 /// A write; returns its status.
 pub fn write(h: c_int, at: Position, mem: &Memory, collective: bool) -> MpiResult<MPI_Status> {
     let open = super::open_file(h)?;
+    if collective && at != Position::Ordered {
+        if let Some(aggregators) = buffering(h, &open, "romio_cb_write")? {
+            let p = prepare_together(&open, h, at, mem, true)?;
+            let r = two_phase::write(
+                &open.channel,
+                &open.fd,
+                &p.pieces,
+                &p.data,
+                aggregators,
+                |f| with_lock(&p.t, f),
+            );
+            let r = r.and_then(|()| finish_write(h, at, &p));
+            barrier(&open.channel)?;
+            return r;
+        }
+    }
     let collective = collective || at == Position::Ordered;
     collectively(&open, collective, || {
-        let t = target(h, true, at)?;
-        let bytes = mem.buf.len() as u64;
-        let n = etypes(&t.view, bytes)?;
-        let first = start(&t, at, n)?;
-        let mut data = vec![0u8; bytes as usize];
-        mem.buf.pack(0, &mut data);
-        if t.view.datarep == Datarep::External32 {
-            if mem.datatype.external32_size(mem.count)? != data.len() {
-                return Err(conversion_unsupported());
-            }
-            let mut external = vec![0u8; data.len()];
-            mem.datatype
-                .native_to_external32(mem.count, &data, &mut external);
-            data = external;
-        }
-        let pieces = t.view.pieces(first * t.view.etype_size(), bytes)?;
-        with_lock(&t, || {
+        let p = prepare(h, at, mem, true)?;
+        with_lock(&p.t, || {
             let mut done = 0usize;
-            for (offset, len) in pieces {
+            for &(offset, len) in &p.pieces {
                 let len = len as usize;
-                t.open
+                p.t.open
                     .fd
-                    .write_all_at(&data[done..done + len], offset)
+                    .write_all_at(&p.data[done..done + len], offset)
                     .map_err(|e| io_error("write failed", &e))?;
                 done += len;
             }
             Ok(())
         })?;
-        if at == Position::Individual {
-            get_mut(&mut runtime::lock(), h)?.position = first + n;
-        }
-        Ok(write_status(bytes))
+        finish_write(h, at, &p)
     })
 }
 
+/// Moves the individual pointer past a write; its status.
+fn finish_write(h: c_int, at: Position, p: &Prepared) -> MpiResult<MPI_Status> {
+    if at == Position::Individual {
+        get_mut(&mut runtime::lock(), h)?.position =
+            p.first + p.data.len() as u64 / p.t.view.etype_size();
+    }
+    Ok(write_status(p.data.len() as u64))
+}
+
 /// Reads `buf.len()` bytes at `offset`, fewer at the end of the file.
-fn read_fully(fd: &std::fs::File, buf: &mut [u8], offset: u64) -> MpiResult<usize> {
+pub(super) fn read_fully(fd: &std::fs::File, buf: &mut [u8], offset: u64) -> MpiResult<usize> {
     let mut done = 0;
     while done < buf.len() {
         match fd.read_at(&mut buf[done..], offset + done as u64) {
@@ -224,21 +306,37 @@ fn read_fully(fd: &std::fs::File, buf: &mut [u8], offset: u64) -> MpiResult<usiz
 /// A read; returns its status (counting the bytes read).
 pub fn read(h: c_int, at: Position, mem: &Memory, collective: bool) -> MpiResult<MPI_Status> {
     let open = super::open_file(h)?;
+    if collective && at != Position::Ordered {
+        if let Some(aggregators) = buffering(h, &open, "romio_cb_read")? {
+            let mut p = prepare_together(&open, h, at, mem, false)?;
+            let t = &p.t;
+            let r = two_phase::read(
+                &open.channel,
+                &open.fd,
+                &p.pieces,
+                &mut p.data,
+                aggregators,
+                |f| with_lock(t, f),
+            );
+            let r = r.and_then(|()| {
+                let size = open
+                    .fd
+                    .metadata()
+                    .map_err(|e| io_error("cannot read the file's size", &e))?
+                    .len();
+                finish_read(h, at, mem, &p, present(&p.pieces, size))
+            });
+            barrier(&open.channel)?;
+            return r;
+        }
+    }
     let collective = collective || at == Position::Ordered;
     collectively(&open, collective, || {
-        let t = target(h, false, at)?;
-        let bytes = mem.buf.len() as u64;
-        let n = etypes(&t.view, bytes)?;
-        let first = start(&t, at, n)?;
-        let external = t.view.datarep == Datarep::External32;
-        if external && mem.datatype.external32_size(mem.count)? != bytes as usize {
-            return Err(conversion_unsupported());
-        }
-        let pieces = t.view.pieces(first * t.view.etype_size(), bytes)?;
-        let mut data = vec![0u8; bytes as usize];
-        let got = with_lock(&t, || {
+        let mut p = prepare(h, at, mem, false)?;
+        let (t, pieces, data) = (&p.t, &p.pieces, &mut p.data);
+        let got = with_lock(t, || {
             let mut done = 0usize;
-            for (offset, len) in pieces {
+            for &(offset, len) in pieces {
                 let len = len as usize;
                 let k = read_fully(&t.open.fd, &mut data[done..done + len], offset)?;
                 done += k;
@@ -248,20 +346,48 @@ pub fn read(h: c_int, at: Position, mem: &Memory, collective: bool) -> MpiResult
             }
             Ok(done)
         })?;
-        if external {
-            let whole = got / mem.datatype.size().max(1);
-            let mut native = vec![0u8; bytes as usize];
-            mem.datatype.external32_to_native(whole, &data, &mut native);
-            native[whole * mem.datatype.size()..got]
-                .copy_from_slice(&data[whole * mem.datatype.size()..got]);
-            data = native;
-        }
-        mem.buf.unpack(0, &data[..got]);
-        if at == Position::Individual {
-            get_mut(&mut runtime::lock(), h)?.position = first + got as u64 / t.view.etype_size();
-        }
-        Ok(write_status(got as u64))
+        finish_read(h, at, mem, &p, got)
     })
+}
+
+/// The bytes of `pieces` (in stream order) before the first one that
+/// the end of a file of `size` bytes cuts.
+fn present(pieces: &[super::view::Piece], size: u64) -> usize {
+    let mut got = 0;
+    for &(offset, len) in pieces {
+        let there = size.saturating_sub(offset).min(len);
+        got += there;
+        if there < len {
+            break;
+        }
+    }
+    got as usize
+}
+
+/// Hands the `got` bytes read to the program (converted from external32
+/// when the view says so), moves the individual pointer; the status.
+fn finish_read(
+    h: c_int,
+    at: Position,
+    mem: &Memory,
+    p: &Prepared,
+    got: usize,
+) -> MpiResult<MPI_Status> {
+    if p.t.view.datarep == Datarep::External32 {
+        let size = mem.datatype.size().max(1);
+        let whole = got / size;
+        let mut native = vec![0u8; p.data.len()];
+        mem.datatype
+            .external32_to_native(whole, &p.data, &mut native);
+        native[whole * size..got].copy_from_slice(&p.data[whole * size..got]);
+        mem.buf.unpack(0, &native[..got]);
+    } else {
+        mem.buf.unpack(0, &p.data[..got]);
+    }
+    if at == Position::Individual {
+        get_mut(&mut runtime::lock(), h)?.position = p.first + got as u64 / p.t.view.etype_size();
+    }
+    Ok(write_status(got as u64))
 }
 
 /// The view's end of file, in etypes.

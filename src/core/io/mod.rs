@@ -33,6 +33,7 @@ pub mod access;
 pub mod amode;
 mod shared_pointer;
 mod sys;
+pub mod two_phase;
 pub mod view;
 
 use std::fs::OpenOptions;
@@ -85,12 +86,15 @@ pub struct File {
 }
 
 /// The hints every file reports, with their defaults (the program's
-/// values replace them; other keys the program gives are kept as given).
-const DEFAULT_HINTS: [(&str, &str); 4] = [
+/// values replace them; other keys the program gives are kept as given),
+/// besides `cb_nodes`, the number of aggregators of collective buffering
+/// (default: every member). `romio_cb_read`/`romio_cb_write` `disable`
+/// turn collective buffering off; `cb_buffer_size` is reported, not used
+/// (an aggregator handles its whole domain at once).
+const DEFAULT_HINTS: [(&str, &str); 3] = [
     ("cb_buffer_size", "16777216"),
     ("romio_cb_read", "automatic"),
     ("romio_cb_write", "automatic"),
-    ("cb_nodes", "1"),
 ];
 
 /// An error of the operating system as an MPI error of the right class.
@@ -149,7 +153,7 @@ pub(crate) fn gather_pairs(ch: &Channel, a: u64, b: u64) -> MpiResult<Vec<(u64, 
 
 /// Every member's outcome (class, or 0) with a value each; the first
 /// failure, as this member's error.
-fn agree(ch: &Channel, mine: &MpiResult, value: u64, step: &str) -> MpiResult<Vec<u64>> {
+pub(crate) fn agree(ch: &Channel, mine: &MpiResult, value: u64, step: &str) -> MpiResult<Vec<u64>> {
     let code = match mine {
         Ok(()) => 0,
         Err(e) => e.class,
@@ -192,6 +196,7 @@ pub fn open(comm: MPI_Comm, name: &str, amode: c_int, info: InfoObject) -> MpiRe
             for (k, v) in DEFAULT_HINTS {
                 hints.set(k, v)?;
             }
+            hints.set("cb_nodes", &open.channel.size().to_string())?;
             for (k, v) in info.entries() {
                 hints.set(k, v)?;
             }
