@@ -1,6 +1,6 @@
-//! `MPI_Register_datarep`: data representations are for MPI-IO file
-//! views, and oxmpi has no MPI-IO yet (issue 19 brings it). So a
-//! registration is refused with `MPI_ERR_UNSUPPORTED_OPERATION` and a
+//! `MPI_Register_datarep`: oxmpi's MPI-IO has the predefined data
+//! representations (`native`, `internal`, `external32`) and no user ones
+//! yet. So a registration is refused with `MPI_ERR_UNSUPPORTED_OPERATION` and a
 //! message that says why, after the checks MPI defines: a NULL or too
 //! long name is `MPI_ERR_ARG`, and a predefined representation's name
 //! (`native`, `internal`, `external32`) `MPI_ERR_DUP_DATAREP`.
@@ -40,8 +40,8 @@ pub unsafe fn register_datarep<F>(
     Err(MpiError::new(
         MPI_ERR_UNSUPPORTED_OPERATION,
         format!(
-            "data representation \"{name}\" cannot be registered: data representations serve \
-             MPI-IO file views, and oxmpi has no MPI-IO yet"
+            "data representation \"{name}\" cannot be registered: oxmpi's MPI-IO has only \
+             native, internal and external32"
         ),
     ))
 }
