@@ -2,7 +2,8 @@
  * agreement on failure, close, delete, sizes, info hints, group, amode,
  * atomicity, views (get_view, bad datarep, negative displacement), file
  * error handlers (MPI_ERRORS_RETURN by default, the handler set on
- * MPI_FILE_NULL for later files, user handlers, call_errhandler), c2f/f2c. */
+ * MPI_FILE_NULL for later files, user handlers, call_errhandler), c2f/f2c,
+ * and a registered data representation (ints byte-swapped in the file). */
 #include "mpitest.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +21,37 @@ static void file_handler(MPI_File *fh, int *code, ...) {
     (void)fh;
     handler_calls++;
     MPI_Error_class(*code, &handler_class);
+}
+
+/* A data representation "swapped": ints reversed byte by byte. */
+static int conversions = 0;
+static void swap_ints(unsigned char *to, const unsigned char *from, MPI_Count n) {
+    for (MPI_Count i = 0; i < n; i++)
+        for (int b = 0; b < 4; b++)
+            to[4 * i + b] = from[4 * i + 3 - b];
+}
+static int write_swapped(void *userbuf, MPI_Datatype type, int count, void *filebuf,
+                         MPI_Offset position, void *extra) {
+    (void)extra;
+    if (type != MPI_INT || position != 0)
+        return MPI_ERR_TYPE;
+    swap_ints(filebuf, userbuf, count);
+    conversions++;
+    return MPI_SUCCESS;
+}
+static int read_swapped(void *userbuf, MPI_Datatype type, int count, void *filebuf,
+                        MPI_Offset position, void *extra) {
+    (void)extra;
+    if (type != MPI_INT || position != 0)
+        return MPI_ERR_TYPE;
+    swap_ints(userbuf, filebuf, count);
+    conversions++;
+    return MPI_SUCCESS;
+}
+static int swapped_extent(MPI_Datatype type, MPI_Aint *extent, void *extra) {
+    *extent = type == MPI_INT ? 4 : 0;
+    (*(int *)extra)++;
+    return MPI_SUCCESS;
 }
 
 int main(int argc, char **argv) {
@@ -160,6 +192,35 @@ int main(int argc, char **argv) {
     MPI_File_get_view(fh, &disp, &et, &ft, rep);
     CHECK(strcmp(rep, "external32") == 0, "datarep '%s'", rep);
     MPI_Type_free(&vec);
+
+    /* A registered data representation (its errors are not about a file). */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int extent_calls = 0;
+    CHECK_CLASS(MPI_Register_datarep("swapped", read_swapped, write_swapped, swapped_extent,
+                                     &extent_calls),
+                MPI_SUCCESS);
+    CHECK_CLASS(MPI_Register_datarep("swapped", read_swapped, write_swapped, swapped_extent, NULL),
+                MPI_ERR_DUP_DATAREP);
+    CHECK_CLASS(MPI_Register_datarep("native", read_swapped, write_swapped, swapped_extent, NULL),
+                MPI_ERR_DUP_DATAREP);
+    CHECK_CLASS(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "swapped", MPI_INFO_NULL), MPI_SUCCESS);
+    MPI_File_get_type_extent(fh, MPI_INT, &ext);
+    CHECK(ext == 4 && extent_calls == 1, "swapped extent %ld (%d calls)", (long)ext, extent_calls);
+    int ints[2] = {0x01020304, rank}, back[2] = {0, 0};
+    MPI_File_write_at(fh, 2 * rank, ints, 2, MPI_INT, MPI_STATUS_IGNORE);
+    MPI_File_sync(fh);
+    MPI_Barrier(MPI_COMM_WORLD);
+    unsigned char raw[8];
+    int fd = open(name, O_RDONLY);
+    CHECK(pread(fd, raw, 8, 8 * rank) == 8, "pread of swapped data");
+    close(fd);
+    CHECK(raw[0] == 1 && raw[3] == 4 && raw[7] == rank, "swapped bytes %02x %02x", raw[0], raw[7]);
+    MPI_File_read_at(fh, 2 * rank, back, 2, MPI_INT, MPI_STATUS_IGNORE);
+    CHECK(back[0] == 0x01020304 && back[1] == rank, "read back through \"swapped\": %#x %d", back[0],
+          back[1]);
+    CHECK(conversions == 2, "%d conversions", conversions);
+    MPI_File_get_view(fh, &disp, &et, &ft, rep);
+    CHECK(strcmp(rep, "swapped") == 0, "datarep '%s'", rep);
 
     /* Fortran handles. */
     MPI_Fint f = MPI_File_c2f(fh);

@@ -177,7 +177,7 @@ pub unsafe fn set_view(
 ) -> MpiResult {
     // SAFETY: MPI_File_set_view's `datarep` is NULL (rejected) or a C string.
     let rep = unsafe { in_str(datarep, "datarep") }?;
-    let rep = Datarep::parse(&rep);
+    let rep = core_io::datarep(&rep);
     let e = datatype::lookup_committed(etype);
     let f = datatype::lookup_committed(filetype);
     let info = info_arg(info);
@@ -213,10 +213,11 @@ pub unsafe fn get_view(
 pub unsafe fn get_type_extent(fh: MPI_File, dt: MPI_Datatype, extent: *mut MPI_Count) -> MpiResult {
     // SAFETY: the caller's output argument: NULL (rejected) or valid.
     let extent = unsafe { out(extent, "extent") }?;
-    let rep = core_io::with(handle(fh), |f| f.view.datarep)?;
+    let rep = core_io::with(handle(fh), |f| f.view.datarep.clone())?;
     let t = datatype::lookup(dt)?;
     *extent = match rep {
         Datarep::External32 if t.is_predefined() => t.external32_size(1)? as MPI_Count,
+        Datarep::User(u) => crate::abi::datarep::file_extent(&u, dt)? as MPI_Count,
         _ => t.extent() as MPI_Count,
     };
     Ok(())
@@ -238,7 +239,8 @@ unsafe fn run(
     collective: bool,
 ) -> MpiResult<MPI_Status> {
     let h = handle(fh);
-    core_io::with(h, |_| ())?;
+    let rep = core_io::with(h, |f| f.view.datarep.clone())?;
+    let buf_ptr = buf;
     // SAFETY: forwarded from the caller; the access completes before
     // this function returns.
     let buf = unsafe { crate::abi::p2p::message_buffer(buf, count, dt) }?;
@@ -247,10 +249,19 @@ unsafe fn run(
     } else {
         datatype::lookup(dt)?
     };
+    let bound = match &rep {
+        Datarep::User(u) => Some(crate::abi::datarep::Bound {
+            rep: u,
+            userbuf: buf_ptr.cast_mut(),
+            datatype: dt,
+        }),
+        _ => None,
+    };
     let mem = Memory {
         buf: &buf,
         datatype,
         count,
+        convert: bound.as_ref().map(|b| b as &dyn access::Converter),
     };
     if write {
         access::write(h, at, &mem, collective)

@@ -70,6 +70,8 @@ pub struct Runtime {
     /// The handler set on `MPI_FILE_NULL`: files opened later start with
     /// it (`MPI_ERRORS_RETURN` unless the program sets another).
     file_errhandler: MPI_Errhandler,
+    /// Registered data representations (`MPI_Register_datarep`).
+    datareps: Vec<std::sync::Arc<crate::core::io::view::UserDatarep>>,
     /// Point-to-point matching and requests (process-level: a message of
     /// a newer epoch may arrive before this process enters it).
     engine: Engine,
@@ -95,6 +97,7 @@ static RUNTIME: LazyLock<OrderedMutex<Runtime>> = LazyLock::new(|| {
             keyvals: Keyvals::default(),
             files: HandleTable::new(ObjectKind::File),
             file_errhandler: MPI_ERRORS_RETURN,
+            datareps: Vec::new(),
             engine: Engine::default(),
         },
     )
@@ -587,6 +590,14 @@ impl Runtime {
 
     pub fn files_mut(&mut self) -> &mut HandleTable<crate::core::io::File> {
         &mut self.files
+    }
+
+    pub fn datareps(&self) -> &[std::sync::Arc<crate::core::io::view::UserDatarep>] {
+        &self.datareps
+    }
+
+    pub fn datareps_mut(&mut self) -> &mut Vec<std::sync::Arc<crate::core::io::view::UserDatarep>> {
+        &mut self.datareps
     }
 
     /// The handler new files start with (the one set on `MPI_FILE_NULL`).

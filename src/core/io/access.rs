@@ -34,6 +34,19 @@ pub struct Memory<'a> {
     pub buf: &'a UserBuffer,
     pub datatype: Arc<Datatype>,
     pub count: usize,
+    /// The conversion of a registered data representation, when the view
+    /// has one (the abi layer calls the program's functions).
+    pub convert: Option<&'a dyn Converter>,
+}
+
+/// The conversion functions of a registered data representation, bound
+/// to one access's buffer. Each answers false when the program gave none
+/// (`MPI_CONVERSION_FN_NULL`: the data moves as it is).
+pub trait Converter {
+    /// Fills `file` with the file form of the buffer's `count` elements.
+    fn to_file(&self, count: usize, file: &mut [u8]) -> MpiResult<bool>;
+    /// Stores `count` elements from their file form `file` in the buffer.
+    fn to_memory(&self, count: usize, file: &mut [u8]) -> MpiResult<bool>;
 }
 
 /// The shared pointer of a file (`MPI_ERR_IO` when it has none).
@@ -182,13 +195,17 @@ fn prepare(h: c_int, at: Position, mem: &Memory, write: bool) -> MpiResult<Prepa
     let t = target(h, write, at)?;
     let bytes = mem.buf.len() as u64;
     let n = etypes(&t.view, bytes)?;
-    let external = t.view.datarep == Datarep::External32;
+    let external = t.view.datarep.is_external32();
     if external && mem.datatype.external32_size(mem.count)? != bytes as usize {
         return Err(conversion_unsupported());
     }
     let first = start(&t, at, n)?;
     let mut data = vec![0u8; bytes as usize];
-    if write {
+    let converted = match (&t.view.datarep, mem.convert) {
+        (Datarep::User(_), Some(c)) if write => c.to_file(mem.count, &mut data)?,
+        _ => false,
+    };
+    if write && !converted {
         mem.buf.pack(0, &mut data);
         if external {
             let mut converted = vec![0u8; data.len()];
@@ -373,7 +390,14 @@ fn finish_read(
     p: &Prepared,
     got: usize,
 ) -> MpiResult<MPI_Status> {
-    if p.t.view.datarep == Datarep::External32 {
+    if let (Datarep::User(_), Some(c)) = (&p.t.view.datarep, mem.convert) {
+        let whole = got / mem.datatype.size().max(1);
+        let mut file = p.data[..whole * mem.datatype.size()].to_vec();
+        if c.to_memory(whole, &mut file)? {
+            return finish_position(h, at, p, got);
+        }
+    }
+    if p.t.view.datarep.is_external32() {
         let size = mem.datatype.size().max(1);
         let whole = got / size;
         let mut native = vec![0u8; p.data.len()];
@@ -384,6 +408,11 @@ fn finish_read(
     } else {
         mem.buf.unpack(0, &p.data[..got]);
     }
+    finish_position(h, at, p, got)
+}
+
+/// Moves the individual pointer past `got` bytes read; the status.
+fn finish_position(h: c_int, at: Position, p: &Prepared, got: usize) -> MpiResult<MPI_Status> {
     if at == Position::Individual {
         get_mut(&mut runtime::lock(), h)?.position = p.first + got as u64 / p.t.view.etype_size();
     }

@@ -501,3 +501,33 @@ pub fn group(h: c_int) -> MpiResult<crate::core::group::Group> {
     let open = open_file(h)?;
     Ok(crate::core::group::Group::new(open.channel.members.clone()))
 }
+
+/// `MPI_Register_datarep`: a new representation for views
+/// (`MPI_ERR_DUP_DATAREP` for a name already taken). Registrations last as
+/// long as the process.
+pub fn register_datarep(rep: view::UserDatarep) -> MpiResult {
+    let mut rt = runtime::lock();
+    if view::Datarep::predefined(&rep.name).is_some()
+        || rt.datareps().iter().any(|d| d.name == rep.name)
+    {
+        return Err(MpiError::new(
+            MPI_ERR_DUP_DATAREP,
+            format!("data representation \"{}\" exists already", rep.name),
+        ));
+    }
+    rt.datareps_mut().push(Arc::new(rep));
+    Ok(())
+}
+
+/// A data representation by name.
+pub fn datarep(name: &str) -> MpiResult<view::Datarep> {
+    if let Some(d) = view::Datarep::predefined(name) {
+        return Ok(d);
+    }
+    let rt = runtime::lock();
+    rt.datareps()
+        .iter()
+        .find(|d| d.name == name)
+        .map(|d| view::Datarep::User(d.clone()))
+        .ok_or_else(|| view::Datarep::unknown(name))
+}

@@ -15,38 +15,58 @@ use crate::core::error::{MpiError, MpiResult};
 use crate::mpi_abi::constants::*;
 use crate::mpi_abi::types::MPI_Datatype;
 
+/// A data representation the program registered (`MPI_Register_datarep`):
+/// its name and the abi layer's callbacks (opaque here).
+pub struct UserDatarep {
+    pub name: String,
+    pub callbacks: Arc<dyn std::any::Any + Send + Sync>,
+}
+
 /// The data representations oxmpi has.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone)]
 pub enum Datarep {
     Native,
     /// Same as native in oxmpi (MPI lets `internal` be any format).
     Internal,
     External32,
+    /// A registered one: the program's conversion functions turn the data
+    /// into and from the file's bytes; the file layout is native.
+    User(Arc<UserDatarep>),
 }
 
 impl Datarep {
-    /// A representation by name (`MPI_ERR_UNSUPPORTED_DATAREP` otherwise).
-    pub fn parse(name: &str) -> MpiResult<Datarep> {
+    /// A predefined representation by name.
+    pub fn predefined(name: &str) -> Option<Datarep> {
         match name {
-            "native" => Ok(Datarep::Native),
-            "internal" => Ok(Datarep::Internal),
-            "external32" => Ok(Datarep::External32),
-            other => Err(MpiError::new(
-                MPI_ERR_UNSUPPORTED_DATAREP,
-                format!(
-                    "data representation \"{other}\" is not known (native, internal and \
-                     external32 are)"
-                ),
-            )),
+            "native" => Some(Datarep::Native),
+            "internal" => Some(Datarep::Internal),
+            "external32" => Some(Datarep::External32),
+            _ => None,
         }
     }
 
-    pub fn name(self) -> &'static str {
+    /// `MPI_ERR_UNSUPPORTED_DATAREP` for a name that is none.
+    pub fn unknown(name: &str) -> MpiError {
+        MpiError::new(
+            MPI_ERR_UNSUPPORTED_DATAREP,
+            format!(
+                "data representation \"{name}\" is not known (native, internal, external32 and \
+                 registered ones are)"
+            ),
+        )
+    }
+
+    pub fn name(&self) -> &str {
         match self {
             Datarep::Native => "native",
             Datarep::Internal => "internal",
             Datarep::External32 => "external32",
+            Datarep::User(u) => &u.name,
         }
+    }
+
+    pub fn is_external32(&self) -> bool {
+        matches!(self, Datarep::External32)
     }
 }
 
@@ -315,10 +335,7 @@ mod tests {
         let backwards =
             Arc::new(constructors::indexed(Combiner::Indexed, &[(1, 3), (1, 0)], &int()).unwrap());
         assert!(View::new(0, int(), MPI_INT, backwards, 0, Datarep::Native, false).is_err());
-        assert_eq!(Datarep::parse("external32").unwrap(), Datarep::External32);
-        assert_eq!(
-            Datarep::parse("xdr").unwrap_err().class,
-            MPI_ERR_UNSUPPORTED_DATAREP
-        );
+        assert!(Datarep::predefined("external32").is_some_and(|d| d.is_external32()));
+        assert!(Datarep::predefined("xdr").is_none());
     }
 }
