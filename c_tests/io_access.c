@@ -5,7 +5,8 @@
  * vector filetype with holes. What each write left in the file is checked
  * with plain POSIX pread, and every read is checked against it. Also a
  * strided memory datatype, short reads at the end of the file, external32
- * (big-endian in the file) and atomic mode. Collective calls go through
+ * (big-endian in the file), atomic mode and offsets past 4 GiB (a sparse
+ * file, written with MPI_File_write_at_c). Collective calls go through
  * collective buffering (every rank an aggregator), or with the argument
  * `one-aggregator` through one, or with `independent` without it. */
 #include "mpitest.h"
@@ -266,6 +267,29 @@ int main(int argc, char **argv) {
             break;
         }
     MPI_File_set_atomicity(fh, 0);
+
+    /* Offsets past 4 GiB (a sparse file): a view displacement of 3 GiB and
+     * an explicit offset of 2 GiB more, by the large-count call. */
+    MPI_Offset big = (MPI_Offset)3 << 30, at = ((MPI_Offset)2 << 30) / sizeof(int);
+    MPI_File_set_view(fh, big, MPI_INT, MPI_INT, "native", MPI_INFO_NULL);
+    if (rank == 0) {
+        int marks[2] = {0x5eed, 0x0b0e};
+        MPI_File_write_at_c(fh, at, marks, 2, MPI_INT, MPI_STATUS_IGNORE);
+        MPI_Offset bsize, boff;
+        MPI_File_get_size(fh, &bsize);
+        CHECK(bsize == ((MPI_Offset)5 << 30) + 8, "size past 4 GiB: %lld", (long long)bsize);
+        MPI_File_get_byte_offset(fh, at + 1, &boff);
+        CHECK(boff == ((MPI_Offset)5 << 30) + 4, "byte offset past 4 GiB: %lld", (long long)boff);
+        int back[2] = {0, 0};
+        int fd = open(name, O_RDONLY);
+        CHECK(pread(fd, back, 8, (off_t)5 << 30) == 8 && back[0] == 0x5eed && back[1] == 0x0b0e,
+              "pread past 4 GiB: %#x %#x", back[0], back[1]);
+        close(fd);
+        MPI_File_seek(fh, 0, MPI_SEEK_END);
+        MPI_File_get_position(fh, &boff);
+        CHECK(boff == at + 2, "end of the view past 4 GiB: %lld", (long long)boff);
+    }
+    MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
 
     /* Writing to a file opened read-only; a datatype not made of etypes. */
     MPI_File_set_view(fh, 0, MPI_DOUBLE, MPI_DOUBLE, "native", MPI_INFO_NULL);
