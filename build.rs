@@ -334,6 +334,10 @@ fn error_scope(f: &Function) -> String {
             return scope(format!("Scope::Handler({})", p.name));
         }
     }
+    // Errors of opening or deleting a file go to MPI_FILE_NULL's handler.
+    if f.name == "MPI_File_open" || f.name == "MPI_File_delete" {
+        return scope("Scope::File(std::ptr::null_mut())".to_string());
+    }
     for p in &f.params {
         let name = &p.name;
         let at = |object: &str, reader: &str| {
@@ -351,6 +355,7 @@ fn error_scope(f: &Function) -> String {
             "*mut MPI_Comm" if name == "comm" => at("MPI_Comm", "comm_at"),
             "*mut MPI_Session" if name == "session" => at("MPI_Session", "session_at"),
             "*mut MPI_Win" if name == "win" => at("MPI_Win", "win_at"),
+            "*mut MPI_File" if name == "fh" => at("MPI_File", "file_at"),
             _ => continue,
         };
     }

@@ -15,6 +15,7 @@
 #   BENCH_REPS=5          repetitions of pingpong, bandwidth, tcp and reinit
 #   BENCH_START_RUNS=10   runs of each start-up case per implementation
 #   BENCH_REINIT_CYCLES=20  cycles per reinit run
+#   BENCH_IO_MIB=256      MiB of the MPI-IO strided write and read
 #   BENCH_OUT=build/bench   where binaries, raw results and logs go
 #   STAGE=build/stage     the oxmpi install to measure
 set -u -o pipefail
@@ -25,6 +26,7 @@ OUT=${BENCH_OUT:-$ROOT/build/bench}
 REPS=${BENCH_REPS:-5}
 START_RUNS=${BENCH_START_RUNS:-10}
 REINIT_CYCLES=${BENCH_REINIT_CYCLES:-20}
+IO_MIB=${BENCH_IO_MIB:-256}
 SRC=$ROOT/bench
 
 # Per-run time limits (seconds).  A case that fails once is not repeated,
@@ -32,6 +34,7 @@ SRC=$ROOT/bench
 T_P2P=30
 T_START=10
 T_REINIT=20
+T_IO=120
 
 declare -A CC RUN NAME
 CC[ox]=$STAGE/bin/mpicc;  RUN[ox]=$STAGE/bin/mpiexec;  NAME[ox]=oxmpi
@@ -90,6 +93,7 @@ for impl in "${IMPLS[@]}"; do
     build "$impl" session_hello startup.c -DUSE_SESSIONS
     build "$impl" reinit reinit.c
     build "$impl" tcp_side_by_side tcp_side_by_side.c
+    build "$impl" io_strided io_strided.c
 done
 build tcp plain_tcp plain_tcp.c
 build floor shm_floor shm_floor.c
@@ -280,6 +284,16 @@ for rep in $(seq 1 "$REPS"); do
             || rm -f "$OUT/res/reinit-default.$impl.$rep"
     done
 done
+
+# ---------------------------------------------------------------- MPI-IO
+echo "running io_strided (4 ranks, $IO_MIB MiB, $REPS repetitions) ..."
+for rep in $(seq 1 "$REPS"); do
+    for impl in $(order "$rep"); do
+        run_case "$impl" io io_strided 4 $T_IO "$OUT/res/io.$impl.$rep" \
+            "$OUT/io.$impl.dat" "$IO_MIB" || rm -f "$OUT/res/io.$impl.$rep"
+        rm -f "$OUT/io.$impl.dat"
+    done
+done
 T_END=$EPOCHREALTIME
 
 # ---------------------------------------------------------------- report
@@ -392,6 +406,16 @@ echo "  (first cycle, including the first initialization, oxmpi:" \
      "ATEXIT $(fmt 3 "$(med_of "$OUT/res/reinit-atexit.ox" first_ms)") ms," \
      "default $(fmt 3 "$(med_of "$OUT/res/reinit-default.ox" first_ms)") ms)"
 
+echo
+echo "MPI-IO (io_strided.c: 4 ranks, each every 4th block of 4 KiB, $IO_MIB MiB, collective; MB/s, higher is better)"
+row measure oxmpi MPICH ratio target ""
+for what in write read; do
+    o=$(med_of "$OUT/res/io.ox" ${what}_mbs); m=$(med_of "$OUT/res/io.mp" ${what}_mbs)
+    r=$(ratio "$o" "$m")
+    verdict "$r" ">=" 1
+    row "strided $what" "$(fmt 0 "$o")" "$(fmt 0 "$m")" "$r" ">= 1" "$V"
+done
+echo "  (files in $OUT, so through its file system and page cache)"
 echo
 echo "targets met: $TARGETS_MET of $TARGETS_ALL (n/a counts as not met)"
 if (( ${#FAILURES[@]} )); then

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 static int mt_errors = 0;
 
@@ -83,6 +84,16 @@ static inline void mt_reliability_row(const char *area, const char *tried, const
     va_end(ap);
     printf("REPORT|%s|%s|%s|%s\n", area, tried, happened, left);
     fflush(stdout);
+}
+
+/* A name for a scratch file or directory: `$TMPDIR/oxmpi-<stem>-<pid of
+ * rank 0>` (/tmp without TMPDIR), the same at every rank of
+ * MPI_COMM_WORLD (collective). */
+static inline void mt_temp_name(char *out, size_t n, const char *stem) {
+    const char *tmp = getenv("TMPDIR");
+    int pid = (int)getpid();
+    MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    snprintf(out, n, "%s/oxmpi-%s-%d", tmp && *tmp ? tmp : "/tmp", stem, pid);
 }
 
 /* Ends a test that cannot run in this setting (too few processes, say):

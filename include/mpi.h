@@ -499,7 +499,8 @@
 #define MPI_T_PVAR_CLASS_GENERIC 249
 
 /*
- ROMIO's file object; oxmpi has no MPI-IO yet, so only the pointer type exists.
+ ROMIO's file object, never defined: oxmpi's `MPI_File` carries a file
+ table handle as its address (see `abi::io`).
  */
 typedef struct ADIOI_FileD ADIOI_FileD;
 

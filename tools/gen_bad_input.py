@@ -43,7 +43,7 @@ HANDLES = {
     "MPI_Request": ("MPI_REQUEST_NULL", "((MPI_Request)0x2bad0008)", "MPI_ERR_REQUEST"),
     "MPI_Message": ("MPI_MESSAGE_NULL", None, None),
     "MPI_Win": ("MPI_WIN_NULL", None, None),
-    "MPI_File": ("MPI_FILE_NULL", None, None),
+    "MPI_File": ("file", "((MPI_File)0x2bad0009)", "MPI_ERR_FILE"),
 }
 
 # More invalid values of a by-value handle parameter, each (what, C
@@ -73,7 +73,15 @@ MORE_BAD = {
         ("wrong-kind", "((MPI_Session)MPI_COMM_WORLD)"),
     ],
     "MPI_Request": [("wrong-kind", "((MPI_Request)MPI_COMM_WORLD)")],
+    "MPI_File": [
+        ("null", "MPI_FILE_NULL"),
+        ("freed", "freed_file"),
+        ("wrong-kind", "((MPI_File)(intptr_t)MPI_COMM_WORLD)"),
+    ],
 }
+# Calls for which the null handle is a valid argument: MPI_FILE_NULL
+# carries the error handler of files opened later.
+NULL_OK = {"MPI_File_set_errhandler", "MPI_File_get_errhandler", "MPI_File_call_errhandler"}
 FREED_SETUP = """\
 static MPI_Comm freed_comm;
 static MPI_Datatype freed_type, uncommitted_type;
@@ -82,6 +90,8 @@ static MPI_Op freed_op;
 static MPI_Info freed_info;
 static MPI_Errhandler freed_errhandler;
 static MPI_Session freed_session;
+static MPI_File file, freed_file;
+static char file_name[600];
 static void no_op(void *in, void *inout, int *len, MPI_Datatype *type) {
     (void)in; (void)inout; (void)len; (void)type;
 }
@@ -119,6 +129,17 @@ static void make_bad_handles(void) {
     MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s);
     freed_session = s;
     MPI_Session_finalize(&s);
+    /* A scratch file of this process (removed when it is closed). */
+    MPI_File f;
+    const char *tmp = getenv("TMPDIR");
+    snprintf(file_name, sizeof file_name, "%s/oxmpi-bad-input-%d", tmp && *tmp ? tmp : "/tmp",
+             (int)getpid());
+    MPI_File_open(MPI_COMM_SELF, file_name, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
+                  MPI_INFO_NULL, &f);
+    freed_file = f;
+    MPI_File_close(&f);
+    MPI_File_open(MPI_COMM_SELF, file_name, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
+                  MPI_INFO_NULL, &file);
 }
 """
 # Datatype parameters that describe a buffer's data, which must be
@@ -185,7 +206,7 @@ def prototypes(path):
     """name -> [(C type, param name)] from the header's one-line prototypes."""
     protos = {}
     for line in open(path):
-        m = re.match(r"^(int|double|MPI_Aint) (MPI_\w+|MPIX_\w+)\((.*)\);$", line.strip())
+        m = re.match(r"^(int|double|MPI_Aint|MPI_Fint|MPI_File) (MPI_\w+|MPIX_\w+)\((.*)\);$", line.strip())
         if not m:
             continue
         params = []
@@ -230,6 +251,8 @@ def mutations(fname, params, kinds):
         if ctype in HANDLES and HANDLES[ctype][1]:
             yield name, HANDLES[ctype][1], HANDLES[ctype][2]
             for what, value in MORE_BAD.get(ctype, []):
+                if what == "null" and fname in NULL_OK:
+                    continue
                 yield f"{name} ({what})", value, HANDLES[ctype][2]
             has_buffer = any("buf" in n for _, n in params)
             if ctype == "MPI_Datatype" and name in BUFFER_TYPES and has_buffer:
@@ -294,6 +317,7 @@ def main():
         print(f'    fprintf(stderr, "{fname} {pname}\\n");')
         print(f'    expect("{fname}", "{pname}", {call}, {expected}, "{expected}");')
     print("    MPI_Type_free(&uncommitted_type);")
+    print("    MPI_File_close(&file);")
     print("    MPI_Session_finalize(&session);")
     print('    printf("rank %d: %d calls with an invalid argument, %d gave another class\\n", rank, checked, wrong);')
     print("    MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);")

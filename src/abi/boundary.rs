@@ -50,6 +50,15 @@ impl Scope {
         unsafe { p.as_ref() }.map_or(Scope::Default, |&h| Scope::Session(h))
     }
 
+    /// As [`Scope::comm_at`] for a file (`MPI_File_close`).
+    ///
+    /// # Safety
+    /// `p` must be NULL or valid for reads.
+    pub unsafe fn file_at(p: *const MPI_File) -> Scope {
+        // SAFETY: as in `comm_at`.
+        unsafe { p.as_ref() }.map_or(Scope::Default, |&f| Scope::File(f))
+    }
+
     /// As [`Scope::comm_at`] for a window (`MPI_Win_free`).
     ///
     /// # Safety
@@ -60,13 +69,16 @@ impl Scope {
     }
 }
 
-/// A scope with pointer arguments already read. Files have no objects of
-/// their own yet, so their errors go to the default handler.
+/// A scope with pointer arguments already read. A file's errors go to
+/// its handler, and those of `MPI_FILE_NULL` (or of a handle that names
+/// no open file) to the handler set on `MPI_FILE_NULL`.
 #[derive(Clone, Copy)]
 enum Target {
     Default,
     Comm(MPI_Comm),
     Win(MPI_Win),
+    /// A file's table handle (0 for `MPI_FILE_NULL`).
+    File(c_int),
     Session(MPI_Session),
     Handler(MPI_Errhandler),
 }
@@ -79,7 +91,7 @@ impl Scope {
             Scope::Session(h) => Target::Session(h),
             Scope::Handler(h) => Target::Handler(h),
             Scope::Win(w) => Target::Win(w),
-            Scope::File(_) => Target::Default,
+            Scope::File(f) => Target::File(crate::abi::io::handle(f)),
         }
     }
 }
@@ -203,6 +215,10 @@ fn raise(target: Target, call: &'static str, error: MpiError) -> c_int {
             }),
             Target::Session(h) => rt.sessions().get(h).map(|s| (s.errhandler, h)),
             Target::Win(w) => rt.windows().get(w).map(|win| (win.errhandler, w)),
+            Target::File(h) => Some(match rt.files().get(h) {
+                Some(f) => (f.errhandler, h),
+                None => (rt.default_file_errhandler(), 0),
+            }),
             Target::Handler(h) => rt
                 .errhandlers()
                 .check(h)
@@ -243,6 +259,13 @@ fn invoke(action: Action, object: &mut c_int, code: &mut c_int) {
             // SAFETY: likewise the program's window handler: `object` and
             // `code` point at live, unaliased locals; no lock is held.
             ErrhandlerFunction::Win(Some(f)) => unsafe { f(object, code) },
+            ErrhandlerFunction::File(Some(f)) => {
+                let mut file = crate::abi::io::to_c(*object);
+                // SAFETY: likewise the program's file handler, given a
+                // pointer to a live local `MPI_File`; no lock is held.
+                unsafe { f(&mut file, code) };
+                *object = crate::abi::io::handle(file);
+            }
             _ => {}
         },
     }
@@ -281,5 +304,22 @@ pub fn call_errhandler_on_session(session: MPI_Session, code: c_int) -> MpiResul
         rt.errhandlers().action(s.errhandler)?
     };
     invoke(action, &mut { session }, &mut { code });
+    Ok(())
+}
+
+/// `MPI_File_call_errhandler`: raises `code` on a file (or on
+/// `MPI_FILE_NULL`, whose handler files opened later start with).
+pub fn call_errhandler_on_file(file: MPI_File, code: c_int) -> MpiResult {
+    let h = crate::abi::io::handle(file);
+    let action = {
+        let rt = runtime::lock();
+        let errhandler = if h == 0 {
+            rt.default_file_errhandler()
+        } else {
+            crate::core::io::get(&rt, h)?.errhandler
+        };
+        rt.errhandlers().action(errhandler)?
+    };
+    invoke(action, &mut { h }, &mut { code });
     Ok(())
 }

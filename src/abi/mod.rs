@@ -30,6 +30,7 @@ pub mod gpu;
 pub mod group;
 pub mod info;
 pub mod init;
+pub mod io;
 pub mod memory;
 pub mod op;
 pub mod p2p;

@@ -13,6 +13,7 @@ pub enum ObjectKind {
     Comm = 0x1,
     Group = 0x2,
     Datatype = 0x3,
+    File = 0x4,
     Errhandler = 0x5,
     Op = 0x6,
     Info = 0x7,

@@ -19,6 +19,7 @@ pub mod group;
 pub mod handles;
 pub mod info;
 pub mod intercomm;
+pub mod io;
 pub mod locks;
 pub mod matching;
 pub mod op;

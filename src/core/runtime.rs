@@ -68,6 +68,13 @@ pub struct Runtime {
     keyvals: Keyvals,
     /// RMA windows (see `core::rma`).
     windows: HandleTable<Window>,
+    /// Open files (MPI-IO), each of the epoch that opened it.
+    files: HandleTable<crate::core::io::File>,
+    /// The handler set on `MPI_FILE_NULL`: files opened later start with
+    /// it (`MPI_ERRORS_RETURN` unless the program sets another).
+    file_errhandler: MPI_Errhandler,
+    /// Registered data representations (`MPI_Register_datarep`).
+    datareps: Vec<std::sync::Arc<crate::core::io::view::UserDatarep>>,
     /// Point-to-point matching and requests (process-level: a message of
     /// a newer epoch may arrive before this process enters it).
     engine: Engine,
@@ -92,6 +99,9 @@ static RUNTIME: LazyLock<OrderedMutex<Runtime>> = LazyLock::new(|| {
             errhandlers: Errhandlers::default(),
             keyvals: Keyvals::default(),
             windows: HandleTable::new(ObjectKind::Win),
+            files: HandleTable::new(ObjectKind::File),
+            file_errhandler: MPI_ERRORS_RETURN,
+            datareps: Vec::new(),
             engine: Engine::default(),
         },
     )
@@ -261,6 +271,7 @@ impl Runtime {
     /// The end of `epoch`: its communicators (not freed by the program) and
     /// its unreceived messages and posted receives go.
     fn drop_epoch_objects(&mut self, epoch: Epoch) {
+        crate::core::io::drop_epoch_files(self, epoch);
         let stale: Vec<_> = self
             .comms
             .user_handles()
@@ -612,6 +623,57 @@ impl Runtime {
     /// caller (who frees it with `MPI_Errhandler_free`).
     pub fn comm_errhandler(&mut self, comm: MPI_Comm) -> MpiResult<MPI_Errhandler> {
         let h = self.comms.get(comm)?.errhandler;
+        self.errhandlers.retain(h)?;
+        Ok(h)
+    }
+
+    // ---- Files ----
+
+    pub fn files(&self) -> &HandleTable<crate::core::io::File> {
+        &self.files
+    }
+
+    pub fn files_mut(&mut self) -> &mut HandleTable<crate::core::io::File> {
+        &mut self.files
+    }
+
+    pub fn datareps(&self) -> &[std::sync::Arc<crate::core::io::view::UserDatarep>] {
+        &self.datareps
+    }
+
+    pub fn datareps_mut(&mut self) -> &mut Vec<std::sync::Arc<crate::core::io::view::UserDatarep>> {
+        &mut self.datareps
+    }
+
+    /// The handler new files start with (the one set on `MPI_FILE_NULL`).
+    pub fn default_file_errhandler(&self) -> MPI_Errhandler {
+        self.file_errhandler
+    }
+
+    /// `MPI_File_set_errhandler`: on a file, or on `MPI_FILE_NULL` (handle
+    /// 0) for files opened later.
+    pub fn set_file_errhandler(&mut self, file: c_int, errhandler: MPI_Errhandler) -> MpiResult {
+        if file != 0 {
+            crate::core::io::get(self, file)?;
+        }
+        self.errhandlers.retain(errhandler)?;
+        let slot = if file == 0 {
+            &mut self.file_errhandler
+        } else {
+            &mut crate::core::io::get_mut(self, file)?.errhandler
+        };
+        let old = std::mem::replace(slot, errhandler);
+        self.errhandlers.release(old)
+    }
+
+    /// `MPI_File_get_errhandler`: the handler, with a reference for the
+    /// caller.
+    pub fn file_errhandler(&mut self, file: c_int) -> MpiResult<MPI_Errhandler> {
+        let h = if file == 0 {
+            self.file_errhandler
+        } else {
+            crate::core::io::get(self, file)?.errhandler
+        };
         self.errhandlers.retain(h)?;
         Ok(h)
     }

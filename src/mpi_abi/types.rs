@@ -23,7 +23,8 @@ pub type MPI_Offset = c_long;
 pub type MPI_Count = c_long;
 pub type MPI_Fint = c_int;
 
-/// ROMIO's file object; oxmpi has no MPI-IO yet, so only the pointer type exists.
+/// ROMIO's file object, never defined: oxmpi's `MPI_File` carries a file
+/// table handle as its address (see `abi::io`).
 pub struct ADIOI_FileD {
     _opaque: [u8; 0],
 }

@@ -58,3 +58,48 @@ pub fn allreduce_max_u64_tagged(ch: &Channel, tag: c_int, value: u64) -> MpiResu
         .max()
         .unwrap_or(value))
 }
+
+/// Sends `outgoing[i]` to member i (of any length, empty ones skipped)
+/// and returns what each member sent this one: an allgather of the
+/// lengths, then the messages.
+pub fn alltoallv_bytes(ch: &Channel, outgoing: Vec<Vec<u8>>) -> MpiResult<Vec<Vec<u8>>> {
+    let size = ch.size();
+    let lengths: Vec<u8> = outgoing
+        .iter()
+        .flat_map(|o| (o.len() as u64).to_le_bytes())
+        .collect();
+    let all = allgather(ch, &lengths)?;
+    let incoming: Vec<usize> = (0..size)
+        .map(|from| {
+            let at = (from * size + ch.rank) * 8;
+            u64::from_le_bytes(all[at..at + 8].try_into().expect("8 bytes")) as usize
+        })
+        .collect();
+    block(exchange(internal(ch), outgoing, incoming))
+}
+
+/// Sends `outgoing[i]` to member i and receives `sizes[i]` bytes from
+/// each, skipping empty messages; what this member tells itself is
+/// copied.
+async fn exchange(
+    call: Call,
+    mut outgoing: Vec<Vec<u8>>,
+    sizes: Vec<usize>,
+) -> MpiResult<Vec<Vec<u8>>> {
+    let me = call.rank();
+    let mut incoming: Vec<Vec<u8>> = sizes.iter().map(|&n| vec![0u8; n]).collect();
+    incoming[me] = std::mem::take(&mut outgoing[me]);
+    let mut ops = Vec::new();
+    for (from, buf) in incoming.iter_mut().enumerate() {
+        if from != me && !buf.is_empty() {
+            ops.push(call.post_recv(from, buf)?);
+        }
+    }
+    for (to, data) in outgoing.iter().enumerate() {
+        if to != me && !data.is_empty() {
+            ops.push(call.post_send(to, data)?);
+        }
+    }
+    call.complete(ops).await?;
+    Ok(incoming)
+}

@@ -113,6 +113,13 @@ impl Datatype {
         let mut native = vec![0u8; self.size() * count];
         // SAFETY: forwarded from the caller.
         unsafe { self.pack_range(buf, count, 0, &mut native) };
+        self.native_to_external32(count, &native, out)
+    }
+
+    /// Converts the packed native form of `count` elements (`native`,
+    /// [`Datatype::size`] times `count` bytes) to external32 in `out`
+    /// ([`Datatype::external32_size`] bytes); returns that size.
+    pub fn native_to_external32(&self, count: usize, native: &[u8], out: &mut [u8]) -> usize {
         let (mut from, mut to) = (0, 0);
         for _ in 0..count {
             self.signature().for_each_value(&mut |id, n| {
@@ -140,6 +147,15 @@ impl Datatype {
     /// As [`Datatype::unpack_range`].
     pub unsafe fn unpack_external32(&self, buf: *mut u8, count: usize, input: &[u8]) -> usize {
         let mut native = vec![0u8; self.size() * count];
+        let from = self.external32_to_native(count, input, &mut native);
+        // SAFETY: forwarded from the caller.
+        unsafe { self.unpack_range(buf, count, 0, &native) };
+        from
+    }
+
+    /// Converts `count` elements from external32 `input` to their packed
+    /// native form in `native`; returns the external32 bytes read.
+    pub fn external32_to_native(&self, count: usize, input: &[u8], native: &mut [u8]) -> usize {
         let (mut from, mut to) = (0, 0);
         for _ in 0..count {
             self.signature().for_each_value(&mut |id, n| {
@@ -156,8 +172,6 @@ impl Datatype {
                 }
             });
         }
-        // SAFETY: forwarded from the caller.
-        unsafe { self.unpack_range(buf, count, 0, &native) };
         from
     }
 }

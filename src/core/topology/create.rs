@@ -15,10 +15,8 @@ use std::os::raw::c_int;
 use std::sync::Arc;
 
 use super::{Cart, DistGraph, Graph, Topology};
-use crate::core::collective::algorithms::allgather;
-use crate::core::collective::call::Call;
-use crate::core::collective::channel::{Channel, COLLECTIVE_TAG};
-use crate::core::collective::executor::block;
+use crate::core::collective::algorithms::alltoallv_bytes;
+use crate::core::collective::channel::Channel;
 use crate::core::comm_constructors::split;
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::runtime;
@@ -185,22 +183,7 @@ pub fn dist_graph_create(comm: MPI_Comm, edges: &[Edge], weighted: bool) -> MpiR
         tell(e.source, OUTGOING, e.destination);
         tell(e.destination, INCOMING, e.source);
     }
-    let sizes: Vec<u8> = outgoing
-        .iter()
-        .flat_map(|o| (o.len() as u64).to_le_bytes())
-        .collect();
-    let all_sizes = allgather(&ch, &sizes)?;
-    let incoming_sizes: Vec<usize> = (0..size)
-        .map(|from| {
-            let at = (from * size + ch.rank) * 8;
-            u64::from_le_bytes(all_sizes[at..at + 8].try_into().expect("8 bytes")) as usize
-        })
-        .collect();
-    let incoming = block(exchange(
-        Call::with_tag(ch.clone(), COLLECTIVE_TAG),
-        outgoing,
-        incoming_sizes,
-    ))?;
+    let incoming = alltoallv_bytes(&ch, outgoing)?;
     let mut graph = DistGraph::default();
     let (mut source_weights, mut destination_weights) = (Vec::new(), Vec::new());
     for record in incoming.iter().flat_map(|bytes| bytes.chunks_exact(RECORD)) {
@@ -219,30 +202,4 @@ pub fn dist_graph_create(comm: MPI_Comm, edges: &[Edge], weighted: bool) -> MpiR
         graph.destination_weights = Some(destination_weights);
     }
     first_ranks_with(comm, size, Topology::DistGraph(graph))
-}
-
-/// Sends `outgoing[i]` to member i and receives `sizes[i]` bytes from
-/// each, skipping empty messages; what this member tells itself is
-/// copied.
-async fn exchange(
-    call: Call,
-    mut outgoing: Vec<Vec<u8>>,
-    sizes: Vec<usize>,
-) -> MpiResult<Vec<Vec<u8>>> {
-    let me = call.rank();
-    let mut incoming: Vec<Vec<u8>> = sizes.iter().map(|&n| vec![0u8; n]).collect();
-    incoming[me] = std::mem::take(&mut outgoing[me]);
-    let mut ops = Vec::new();
-    for (from, buf) in incoming.iter_mut().enumerate() {
-        if from != me && !buf.is_empty() {
-            ops.push(call.post_recv(from, buf)?);
-        }
-    }
-    for (to, data) in outgoing.iter().enumerate() {
-        if to != me && !data.is_empty() {
-            ops.push(call.post_send(to, data)?);
-        }
-    }
-    call.complete(ops).await?;
-    Ok(incoming)
 }

@@ -1,0 +1,281 @@
+//! Collective buffering (two-phase I/O) for the `*_all` calls.
+//!
+//! The members agree on the byte range all of them touch, cut it into
+//! one contiguous file domain per aggregator (`cb_nodes` of them, spread
+//! evenly over the ranks; every member by default), and send each
+//! aggregator the pieces that fall into its domain (offsets, lengths and,
+//! for a write, the data). Each aggregator sorts what it got and accesses
+//! the file in runs: pieces that touch or overlap become one `pwrite`;
+//! for reads, requests less than [`SIEVE_GAP`] apart are read with one
+//! `pread` that takes the gap along (data sieving), and the aggregator
+//! sends each member its bytes back. Many small interleaved pieces of
+//! many ranks thus become few large contiguous accesses.
+//!
+//! Atomic mode locks the file around each aggregator's accesses.
+use super::view::Piece;
+use crate::core::collective::algorithms::alltoallv_bytes;
+use crate::core::collective::channel::Channel;
+use crate::core::error::MpiResult;
+use std::os::unix::fs::FileExt;
+
+/// Requests at most this far apart are read together (the gap is read
+/// and dropped): one larger `pread` beats two small ones.
+pub const SIEVE_GAP: u64 = 64 * 1024;
+
+/// How the file range is cut among the aggregators.
+struct Domains {
+    lo: u64,
+    step: u64,
+    aggregators: usize,
+    size: usize,
+}
+
+impl Domains {
+    /// The members' common range, from every member's lowest and highest
+    /// byte; `None` when nobody accesses anything.
+    fn agree(ch: &Channel, pieces: &[Piece], aggregators: usize) -> MpiResult<Option<Domains>> {
+        let lo = pieces.iter().map(|p| p.0).min().unwrap_or(u64::MAX);
+        let hi = pieces.iter().map(|p| p.0 + p.1).max().unwrap_or(0);
+        let all = super::gather_pairs(ch, lo, hi)?;
+        let lo = all.iter().map(|p| p.0).min().unwrap_or(u64::MAX);
+        let hi = all.iter().map(|p| p.1).max().unwrap_or(0);
+        if lo >= hi {
+            return Ok(None);
+        }
+        let aggregators = aggregators.clamp(1, ch.size());
+        let step = (hi - lo).div_ceil(aggregators as u64);
+        Ok(Some(Domains {
+            lo,
+            step,
+            aggregators,
+            size: ch.size(),
+        }))
+    }
+
+    /// The domain holding byte `offset`, and where it ends.
+    fn domain_of(&self, offset: u64) -> (usize, u64) {
+        let d = (((offset - self.lo) / self.step) as usize).min(self.aggregators - 1);
+        (d, self.lo + (d as u64 + 1) * self.step)
+    }
+
+    /// The rank of aggregator `d`.
+    fn rank_of(&self, d: usize) -> usize {
+        d * self.size / self.aggregators
+    }
+
+    /// My pieces cut at domain boundaries, per aggregator rank: (file
+    /// offset, length, offset in my data).
+    fn split(&self, pieces: &[Piece]) -> Vec<Vec<(u64, u64, u64)>> {
+        let mut out = vec![Vec::new(); self.size];
+        let mut stream = 0;
+        for &(mut offset, mut len) in pieces {
+            while len > 0 {
+                let (d, end) = self.domain_of(offset);
+                let n = len.min(end - offset);
+                out[self.rank_of(d)].push((offset, n, stream));
+                (offset, len, stream) = (offset + n, len - n, stream + n);
+            }
+        }
+        out
+    }
+}
+
+fn put(out: &mut Vec<u8>, v: u64) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+fn word(b: &[u8], i: usize) -> u64 {
+    u64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().expect("8 bytes"))
+}
+
+/// A message's list of (offset, length) and the bytes after it.
+fn pieces_of(msg: &[u8]) -> (Vec<Piece>, &[u8]) {
+    if msg.is_empty() {
+        return (Vec::new(), msg);
+    }
+    let n = word(msg, 0) as usize;
+    let list = (0..n)
+        .map(|i| (word(msg, 1 + 2 * i), word(msg, 2 + 2 * i)))
+        .collect();
+    (list, &msg[8 + 16 * n..])
+}
+
+fn header(list: &[(u64, u64, u64)]) -> Vec<u8> {
+    let mut msg = Vec::with_capacity(8 + 16 * list.len());
+    put(&mut msg, list.len() as u64);
+    for &(offset, len, _) in list {
+        put(&mut msg, offset);
+        put(&mut msg, len);
+    }
+    msg
+}
+
+/// Collective write of `data` (this member's bytes in stream order) to
+/// `pieces` of the file. `io` runs each aggregator's file accesses (it
+/// takes the atomic-mode lock).
+pub fn write(
+    ch: &Channel,
+    fd: &std::fs::File,
+    pieces: &[Piece],
+    data: &[u8],
+    aggregators: usize,
+    io: impl FnOnce(&mut dyn FnMut() -> MpiResult) -> MpiResult,
+) -> MpiResult {
+    let Some(domains) = Domains::agree(ch, pieces, aggregators)? else {
+        return Ok(());
+    };
+    let outgoing = domains
+        .split(pieces)
+        .into_iter()
+        .map(|list| {
+            if list.is_empty() {
+                return Vec::new();
+            }
+            let mut msg = header(&list);
+            for &(_, len, at) in &list {
+                msg.extend_from_slice(&data[at as usize..(at + len) as usize]);
+            }
+            msg
+        })
+        .collect();
+    let incoming = alltoallv_bytes(ch, outgoing)?;
+    // Every piece with its bytes, in file order; later ranks win overlaps.
+    let mut all: Vec<(u64, &[u8])> = Vec::new();
+    for msg in &incoming {
+        let (list, mut bytes) = pieces_of(msg);
+        for (offset, len) in list {
+            let (piece, rest) = bytes.split_at(len as usize);
+            all.push((offset, piece));
+            bytes = rest;
+        }
+    }
+    if all.is_empty() {
+        return Ok(());
+    }
+    all.sort_by_key(|p| p.0);
+    io(&mut || {
+        let mut run: Vec<u8> = Vec::new();
+        let mut start = all[0].0;
+        for &(offset, bytes) in &all {
+            let end = start + run.len() as u64;
+            if offset > end {
+                write_run(fd, start, &run)?;
+                run.clear();
+                start = offset;
+            }
+            let at = (offset - start) as usize;
+            if at + bytes.len() > run.len() {
+                run.resize(at + bytes.len(), 0);
+            }
+            run[at..at + bytes.len()].copy_from_slice(bytes);
+        }
+        write_run(fd, start, &run)
+    })
+}
+
+fn write_run(fd: &std::fs::File, offset: u64, run: &[u8]) -> MpiResult {
+    fd.write_all_at(run, offset)
+        .map_err(|e| super::io_error("write failed", &e))
+}
+
+/// Collective read into `data` (this member's bytes in stream order) from
+/// `pieces` of the file. Bytes past the end of the file read as zeros;
+/// the caller counts what was really there.
+pub fn read(
+    ch: &Channel,
+    fd: &std::fs::File,
+    pieces: &[Piece],
+    data: &mut [u8],
+    aggregators: usize,
+    io: impl FnOnce(&mut dyn FnMut() -> MpiResult) -> MpiResult,
+) -> MpiResult {
+    let Some(domains) = Domains::agree(ch, pieces, aggregators)? else {
+        return Ok(());
+    };
+    let mine = domains.split(pieces);
+    let requests = mine
+        .iter()
+        .map(|list| {
+            if list.is_empty() {
+                Vec::new()
+            } else {
+                header(list)
+            }
+        })
+        .collect();
+    let incoming = alltoallv_bytes(ch, requests)?;
+    // Serve the requests: one sieved run at a time.
+    let asked: Vec<Vec<Piece>> = incoming.iter().map(|m| pieces_of(m).0).collect();
+    let mut spans: Vec<Piece> = asked.iter().flatten().copied().collect();
+    spans.sort_unstable();
+    let mut runs: Vec<(u64, Vec<u8>)> = Vec::new();
+    for (offset, len) in spans {
+        match runs.last_mut() {
+            Some((start, buf)) if offset <= *start + buf.len() as u64 + SIEVE_GAP => {
+                let end = (offset + len).max(*start + buf.len() as u64);
+                buf.resize((end - *start) as usize, 0);
+            }
+            _ => runs.push((offset, vec![0u8; len as usize])),
+        }
+    }
+    io(&mut || {
+        for (start, buf) in runs.iter_mut() {
+            super::access::read_fully(fd, buf, *start)?;
+        }
+        Ok(())
+    })?;
+    let answers = asked
+        .iter()
+        .map(|list| {
+            let mut out = Vec::new();
+            for &(offset, len) in list {
+                let r = runs.partition_point(|(s, _)| *s <= offset) - 1;
+                let (start, buf) = &runs[r];
+                let at = (offset - start) as usize;
+                out.extend_from_slice(&buf[at..at + len as usize]);
+            }
+            out
+        })
+        .collect();
+    let replies = alltoallv_bytes(ch, answers)?;
+    for (list, reply) in mine.iter().zip(&replies) {
+        let mut at = 0usize;
+        for &(_, len, stream) in list {
+            let len = len as usize;
+            data[stream as usize..stream as usize + len].copy_from_slice(&reply[at..at + len]);
+            at += len;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn io_two_phase_domains_cut_pieces_at_their_bounds() {
+        let d = Domains {
+            lo: 100,
+            step: 50,
+            aggregators: 2,
+            size: 4,
+        };
+        assert_eq!(d.rank_of(0), 0);
+        assert_eq!(d.rank_of(1), 2);
+        let cut = d.split(&[(120, 10), (140, 30), (190, 10)]);
+        assert_eq!(cut[0], vec![(120, 10, 0), (140, 10, 10)]);
+        assert_eq!(cut[2], vec![(150, 20, 20), (190, 10, 40)]);
+        assert!(cut[1].is_empty() && cut[3].is_empty());
+    }
+
+    #[test]
+    fn io_two_phase_messages_round_trip() {
+        let mut msg = header(&[(5, 2, 0), (9, 1, 2)]);
+        msg.extend_from_slice(b"abc");
+        let (list, bytes) = pieces_of(&msg);
+        assert_eq!(list, vec![(5, 2), (9, 1)]);
+        assert_eq!(bytes, b"abc");
+        assert_eq!(pieces_of(&[]).0, vec![]);
+    }
+}
