@@ -80,6 +80,18 @@ int main(int argc, char **argv) {
     CHECK_CLASS(MPI_Allgather(a, 1, MPI_INT, MPI_IN_PLACE, 1, MPI_INT, w), MPI_ERR_BUFFER);
     CHECK_CLASS(MPI_Allreduce(a, a, 4, MPI_INT, MPI_SUM, w), MPI_ERR_BUFFER);
     CHECK_CLASS(MPI_Alltoall(big, 1, MPI_INT, big, 1, MPI_INT, w), MPI_ERR_BUFFER);
+    /* The send buffer is this rank's own block of the receive buffer (at
+     * every rank, so all of them return). */
+    CHECK_CLASS(MPI_Allgather(&big[rank], 1, MPI_INT, big, 1, MPI_INT, w), MPI_ERR_BUFFER);
+    CHECK_CLASS(MPI_Iallgather(&big[rank], 1, MPI_INT, big, 1, MPI_INT, w, &req), MPI_ERR_BUFFER);
+    {
+        int *ones = malloc(sizeof(int) * (size_t)size), *reversed = malloc(sizeof(int) * (size_t)size);
+        for (int i = 0; i < size; i++) ones[i] = 1, reversed[i] = size - 1 - i;
+        CHECK_CLASS(MPI_Allgatherv(&big[size - 1 - rank], 1, MPI_INT, big, ones, reversed, MPI_INT, w),
+                    MPI_ERR_BUFFER);
+        free(ones);
+        free(reversed);
+    }
     CHECK_CLASS(MPI_Reduce_local(a, a, 4, MPI_INT, MPI_SUM), MPI_ERR_BUFFER);
     {
         /* A root's send and receive buffers that are one buffer (only the

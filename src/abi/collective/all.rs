@@ -85,6 +85,11 @@ unsafe fn allgather_op(
         )
     }?;
     check_not_aliased(sendbuf, recvbuf, send.as_ref())?;
+    check_not_own_block(
+        sendbuf,
+        &recv.elements(ch.rank * recvcount, recvcount),
+        send.as_ref(),
+    )?;
     Ok(Plan::new(ch, (send, recv), |call, (send, recv)| {
         gather::allgather(call, send, recv)
     }))
@@ -119,6 +124,7 @@ unsafe fn allgatherv_op(
     // collective completes.
     let recvs = unsafe { v_buffers(recvbuf, recvcounts, displs, recvtype, p, "recv") }?;
     check_not_aliased(sendbuf, recvbuf, send.as_ref())?;
+    check_not_own_block(sendbuf, &recvs[ch.rank], send.as_ref())?;
     Ok(Plan::new(ch, (send, recvs), |call, (send, recvs)| {
         gather::allgatherv(call, send, recvs)
     }))

@@ -241,6 +241,18 @@ pub(crate) fn check_not_aliased(
     Ok(())
 }
 
+/// `MPI_ERR_BUFFER` when the send buffer is this process's own block of
+/// the receive buffer (`own`): the data is there already, which only
+/// `MPI_IN_PLACE` may say (MPICH's check, for allgathers and at a gather's
+/// root: a program passing `&buf[rank]` as the send buffer).
+pub(crate) fn check_not_own_block(
+    sendbuf: *const c_void,
+    own: &UserBuffer,
+    send: Option<&UserBuffer>,
+) -> MpiResult {
+    check_not_aliased(sendbuf, own.address() as *const c_void, send)
+}
+
 /// The datatypes of a `w` call: one per peer (`MPI_Alltoallw`), or the
 /// one type of a `v` call.
 #[derive(Clone, Copy)]

@@ -92,6 +92,11 @@ impl UserBuffer {
         }
     }
 
+    /// The address the buffer starts at (its first element's).
+    pub fn address(&self) -> usize {
+        self.addr
+    }
+
     /// Bytes `[offset, offset + len)` of the message as a buffer of bytes,
     /// when this buffer is one block that holds them.
     pub fn byte_range(&self, offset: usize, len: usize) -> Option<UserBuffer> {
