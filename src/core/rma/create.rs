@@ -72,6 +72,8 @@ struct Parts {
     peers: Vec<Peer>,
     segment: Option<Segment>,
     shared_offsets: Vec<usize>,
+    direct: Vec<Option<usize>>,
+    peer_segments: Vec<Segment>,
     base: usize,
     size: usize,
     disp_unit: usize,
@@ -117,6 +119,8 @@ fn finish(m: Making, parts: Parts) -> MpiResult<MPI_Win> {
             peers: parts.peers,
             segment: parts.segment,
             shared_offsets: parts.shared_offsets,
+            direct: parts.direct,
+            peer_segments: parts.peer_segments,
             name: String::new(),
             errhandler: MPI_ERRORS_ARE_FATAL,
             attributes: Default::default(),
@@ -156,9 +160,11 @@ pub fn create(
         Parts {
             flavor: MPI_WIN_FLAVOR_CREATE,
             exposed: Exposed::Fixed { base, size },
+            direct: vec![None; peers.len()],
             peers,
             segment: None,
             shared_offsets: Vec::new(),
+            peer_segments: Vec::new(),
             base,
             size,
             disp_unit,
@@ -178,9 +184,11 @@ pub fn create_dynamic(hints: &[(String, String)], comm: MPI_Comm) -> MpiResult<M
             exposed: Exposed::Dynamic {
                 regions: Vec::new(),
             },
+            direct: vec![None; peers.len()],
             peers,
             segment: None,
             shared_offsets: Vec::new(),
+            peer_segments: Vec::new(),
             base: 0,
             size: 0,
             disp_unit: 1,
@@ -230,9 +238,33 @@ pub fn allocate(
     let m = begin(comm)?;
     let peers = exchange(&m, size, disp_unit)?;
     let segment = new_segment(size)?;
-    // Nobody else maps it: a name can go at once.
-    let _ = segment.unlink();
     let base = segment.as_ptr() as usize;
+    // The ranks of this node map each other's segments (anonymous ones:
+    // a name would have to outlive the exchange), so that small puts and
+    // gets between them are loads and stores.
+    let mut direct = vec![None; peers.len()];
+    direct[m.ch.rank] = Some(base);
+    let mut peer_segments = Vec::new();
+    if anonymous_supported() {
+        let addresses = exchange_addresses(&m, Some(segment.address()))?;
+        let node = runtime::lock().process()?.psets.members("mpix://SHARED")?;
+        for (r, address) in addresses.iter().enumerate() {
+            let Some(address) = address else { continue };
+            if r == m.ch.rank || peers[r].size == 0 || !node.contains(&m.ch.members[r]) {
+                continue;
+            }
+            match Segment::attach(address) {
+                Ok(seg) => {
+                    direct[r] = Some(seg.as_ptr() as usize);
+                    peer_segments.push(seg);
+                }
+                Err(e) => log::debug!("rank {r}'s window memory is reached by messages: {e}"),
+            }
+        }
+    } else {
+        // Nobody else maps it: the name can go at once.
+        let _ = segment.unlink();
+    }
     let win = finish(
         m,
         Parts {
@@ -241,6 +273,8 @@ pub fn allocate(
             peers,
             segment: Some(segment),
             shared_offsets: Vec::new(),
+            direct,
+            peer_segments,
             base,
             size,
             disp_unit,
@@ -248,6 +282,25 @@ pub fn allocate(
         },
     )?;
     Ok((win, base))
+}
+
+/// Every rank's segment address (`None` where a rank has none), by an
+/// allgather of fixed-size records.
+fn exchange_addresses(m: &Making, mine: Option<&str>) -> MpiResult<Vec<Option<String>>> {
+    const RECORD: usize = 256;
+    let mut record = vec![0u8; RECORD];
+    if let Some(address) = mine.filter(|a| a.len() + 2 <= RECORD) {
+        record[0] = 1;
+        record[1] = address.len() as u8;
+        record[2..2 + address.len()].copy_from_slice(address.as_bytes());
+    }
+    let all = algorithms::allgather(&m.ch, &record)?;
+    Ok(all
+        .chunks_exact(RECORD)
+        .map(|r| {
+            (r[0] == 1).then(|| String::from_utf8_lossy(&r[2..2 + r[1] as usize]).into_owned())
+        })
+        .collect())
 }
 
 /// Every rank's offset in the node's segment, and the segment's length.
@@ -291,35 +344,23 @@ pub fn allocate_shared(
         .iter()
         .any(|(k, v)| k == "alloc_shared_noncontig" && v == "true");
     let (offsets, total) = shared_layout(&peers, noncontig);
-    // Rank 0 creates the segment; its address reaches the others in a
-    // fixed-size record (with a failure flag).
-    const RECORD: usize = 256;
-    let mut record = vec![0u8; RECORD];
+    // Rank 0 creates the segment; its address reaches the others (none if
+    // it could not be created).
     let mut created = None;
     if m.ch.rank == 0 {
         match new_segment(total) {
-            Ok(segment) => {
-                let address = segment.address().as_bytes();
-                record[0] = 1;
-                record[1] = address.len() as u8;
-                record[2..2 + address.len()].copy_from_slice(address);
-                created = Some(segment);
-            }
+            Ok(segment) => created = Some(segment),
             Err(e) => log::error!("MPI_Win_allocate_shared: {e}"),
         }
     }
-    let all = algorithms::allgather(&m.ch, &record)?;
-    let first = &all[..RECORD];
-    if first[0] != 1 {
+    let addresses = exchange_addresses(&m, created.as_ref().map(Segment::address))?;
+    let Some(first) = addresses[0].clone() else {
         let _ = free_comm(m.comm);
         return Err(no_memory(total, "the node's segment could not be created"));
-    }
+    };
     let segment = match created {
         Some(s) => Ok(s),
-        None => {
-            let address = String::from_utf8_lossy(&first[2..2 + first[1] as usize]).into_owned();
-            Segment::attach(&address).map_err(|e| no_memory(total, e))
-        }
+        None => Segment::attach(&first).map_err(|e| no_memory(total, e)),
     };
     let verdicts = algorithms::allgather(&m.ch, &[u8::from(segment.is_ok())])?;
     if m.ch.rank == 0 {
@@ -338,6 +379,10 @@ pub fn allocate_shared(
         }
     };
     let base = segment.as_ptr() as usize + offsets[m.ch.rank];
+    let direct = offsets
+        .iter()
+        .map(|o| Some(segment.as_ptr() as usize + o))
+        .collect();
     let win = finish(
         m,
         Parts {
@@ -346,6 +391,8 @@ pub fn allocate_shared(
             peers,
             segment: Some(segment),
             shared_offsets: offsets,
+            direct,
+            peer_segments: Vec::new(),
             base,
             size,
             disp_unit,

@@ -3,6 +3,7 @@
 //! what is still in flight (the receives of replies) until it completes.
 use std::sync::Arc;
 
+use super::memory::{self, Exposed};
 use super::target;
 use super::wire::{Header, Kind, DATA_TAG, DIRECT_MIN, REQUEST_TAG};
 use crate::core::datatype::Datatype;
@@ -30,6 +31,9 @@ pub struct OriginState {
     pending: Vec<Pending>,
     /// Operations sent to each target since creation (for fences).
     pub sent: Vec<u64>,
+    /// Per target, whether a message went there since the last flush (a
+    /// flush of a target reached only by loads and stores sends nothing).
+    pub unflushed: Vec<bool>,
     next_reply: u32,
 }
 
@@ -37,6 +41,7 @@ impl OriginState {
     pub fn new(size: usize) -> OriginState {
         OriginState {
             sent: vec![0; size],
+            unflushed: vec![false; size],
             ..Default::default()
         }
     }
@@ -215,7 +220,7 @@ pub fn issue(
         }
     }
     let peer = w.peers[t];
-    let dynamic = matches!(w.exposed, super::memory::Exposed::Dynamic { .. });
+    let dynamic = matches!(w.exposed, Exposed::Dynamic { .. });
     let disp = if dynamic {
         target.disp
     } else {
@@ -239,6 +244,32 @@ pub fn issue(
             ));
         }
     }
+    // A small put or get to memory this process maps is a store or a
+    // load: complete at once, at the target too.
+    if let (Some(base), RmaOp::Put | RmaOp::Get) = (w.direct[t], op) {
+        if !dynamic && need < DIRECT_MIN {
+            let spans = Exposed::Fixed {
+                base,
+                size: peer.size,
+            }
+            .locate(disp, &blocks)
+            .map_err(|e| MpiError::new(MPI_ERR_RMA_RANGE, e))?;
+            if let Some(origin) = &buffers.origin {
+                let mut data = vec![0u8; need];
+                origin.pack(0, &mut data);
+                memory::write(&spans, &data);
+            }
+            if let Some(result) = &buffers.result {
+                result.unpack(0, &memory::read_all(&spans));
+            }
+            return Ok(if want_request {
+                engine.completed(empty_status())
+            } else {
+                MPI_REQUEST_NULL
+            });
+        }
+    }
+    w.origin.unflushed[t] = true;
     let reply = if buffers.result.is_some() {
         w.origin.reply_tag()
     } else {

@@ -291,8 +291,22 @@ fn flushed(win: MPI_Win, rank: Option<c_int>) -> MpiResult<Vec<usize>> {
 
 /// `MPI_Win_flush` (`rank`) and `MPI_Win_flush_all` (`None`): every
 /// operation to them is complete at the target too.
+/// Loads and stores to mapped memory (see `origin`) are complete already:
+/// only targets that messages went to since their last flush are asked.
 pub fn flush(win: MPI_Win, rank: Option<c_int>) -> MpiResult {
-    let targets = flushed(win, rank)?;
+    let mut targets = flushed(win, rank)?;
+    {
+        let mut rt = runtime::lock();
+        let w = rt
+            .windows_mut()
+            .get_mut(win)
+            .ok_or_else(|| invalid_window(win))?;
+        targets.retain(|&t| std::mem::take(&mut w.origin.unflushed[t]));
+    }
+    std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+    if targets.is_empty() {
+        return Ok(());
+    }
     notify(win, Kind::Flush, false, &targets, true)
 }
 

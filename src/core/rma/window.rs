@@ -66,6 +66,13 @@ pub struct Window {
     /// `MPI_Win_allocate`.
     pub segment: Option<Segment>,
     pub shared_offsets: Vec<usize>,
+    /// Where each rank's memory is in this process, for the ranks whose
+    /// memory this process maps (a shared window's node, the node's
+    /// `MPI_Win_allocate` segments): small puts and gets to them are loads
+    /// and stores, no message (see `super::origin`).
+    pub direct: Vec<Option<usize>>,
+    /// The other ranks' segments this process maps (for `direct`).
+    pub peer_segments: Vec<Segment>,
     pub name: String,
     pub errhandler: c_int,
     pub attributes: Attributes,
