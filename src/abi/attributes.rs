@@ -86,11 +86,7 @@ impl AttributeStore for WinStore {
         win: c_int,
         f: impl FnOnce(&mut Attributes) -> R,
     ) -> MpiResult<R> {
-        let w = rt
-            .windows_mut()
-            .get_mut(win)
-            .ok_or_else(|| crate::core::rma::origin::invalid_window(win))?;
-        Ok(f(&mut w.attributes))
+        Ok(f(&mut rt.window_mut(win)?.attributes))
     }
     /// `MPI_WIN_BASE` is the base address itself; the others point at the
     /// window's values.

@@ -286,10 +286,7 @@ pub fn call_errhandler_on_comm(comm: MPI_Comm, code: c_int) -> MpiResult {
 pub fn call_errhandler_on_win(win: MPI_Win, code: c_int) -> MpiResult {
     let action = {
         let rt = runtime::lock();
-        let w = rt
-            .windows()
-            .get(win)
-            .ok_or_else(|| crate::core::rma::origin::invalid_window(win))?;
+        let w = rt.window(win)?;
         rt.errhandlers().action(w.errhandler)?
     };
     invoke(action, &mut { win }, &mut { code });

@@ -11,7 +11,7 @@ use crate::core::errhandler::ErrhandlerFunction;
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::group::Group;
 use crate::core::op::BuiltinOp;
-use crate::core::rma::origin::{self, invalid_window, Buffers, RmaOp, TargetSpec};
+use crate::core::rma::origin::{self, Buffers, RmaOp, TargetSpec};
 use crate::core::rma::{create, sync};
 use crate::core::runtime;
 use crate::mpi_abi::callbacks::*;
@@ -501,7 +501,7 @@ pub unsafe fn win_flush_local_all(win: MPI_Win) -> MpiResult {
 fn window_ranks(win: MPI_Win, group: MPI_Group) -> MpiResult<Vec<usize>> {
     let rt = runtime::lock();
     let g = group_of(&rt, group)?;
-    let w = rt.windows().get(win).ok_or_else(|| invalid_window(win))?;
+    let w = rt.window(win)?;
     g.members
         .iter()
         .map(|p| {
@@ -536,10 +536,7 @@ pub unsafe fn win_test(win: MPI_Win, flag: &mut c_int) -> MpiResult {
 /// `MPI_Win_sync`: the window memory is one copy (unified model); a full
 /// memory barrier orders this process's loads and stores around it.
 pub unsafe fn win_sync(win: MPI_Win) -> MpiResult {
-    runtime::lock()
-        .windows()
-        .get(win)
-        .ok_or_else(|| invalid_window(win))?;
+    runtime::lock().window(win)?;
     std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
     Ok(())
 }
@@ -550,11 +547,7 @@ pub unsafe fn win_set_name(win: MPI_Win, win_name: *const c_char) -> MpiResult {
     // SAFETY: `win_name` is MPI_Win_set_name's string: NULL (rejected) or
     // NUL-terminated, read only during this call.
     let name = unsafe { object_name(win_name, "win_name") }?;
-    runtime::lock()
-        .windows_mut()
-        .get_mut(win)
-        .ok_or_else(|| invalid_window(win))?
-        .name = name;
+    runtime::lock().window_mut(win)?.name = name;
     Ok(())
 }
 
@@ -564,7 +557,7 @@ pub unsafe fn win_get_name(
     resultlen: &mut c_int,
 ) -> MpiResult {
     let rt = runtime::lock();
-    let w = rt.windows().get(win).ok_or_else(|| invalid_window(win))?;
+    let w = rt.window(win)?;
     // SAFETY: MPI_Win_get_name's contract: `win_name` has room for
     // MPI_MAX_OBJECT_NAME characters, the capacity given; `write_str`
     // rejects NULL.
@@ -575,12 +568,7 @@ pub unsafe fn win_get_name(
 
 pub unsafe fn win_get_group(win: MPI_Win, group: &mut MPI_Group) -> MpiResult {
     let mut rt = runtime::lock();
-    let members = rt
-        .windows()
-        .get(win)
-        .ok_or_else(|| invalid_window(win))?
-        .members
-        .clone();
+    let members = rt.window(win)?.members.clone();
     *group = crate::abi::group::insert(&mut rt, Group { members });
     Ok(())
 }
@@ -588,10 +576,7 @@ pub unsafe fn win_get_group(win: MPI_Win, group: &mut MPI_Group) -> MpiResult {
 pub unsafe fn win_set_info(win: MPI_Win, info: MPI_Info) -> MpiResult {
     let given = info_pairs(info)?;
     let mut rt = runtime::lock();
-    let w = rt
-        .windows_mut()
-        .get_mut(win)
-        .ok_or_else(|| invalid_window(win))?;
+    let w = rt.window_mut(win)?;
     for (key, value) in given {
         if let Some(slot) = w.hints.iter_mut().find(|(k, _)| *k == key) {
             slot.1 = value;
@@ -602,12 +587,7 @@ pub unsafe fn win_set_info(win: MPI_Win, info: MPI_Info) -> MpiResult {
 
 pub unsafe fn win_get_info(win: MPI_Win, info_used: &mut MPI_Info) -> MpiResult {
     let mut rt = runtime::lock();
-    let hints = rt
-        .windows()
-        .get(win)
-        .ok_or_else(|| invalid_window(win))?
-        .hints
-        .clone();
+    let hints = rt.window(win)?.hints.clone();
     *info_used = rt
         .infos_mut()
         .insert(crate::core::info::InfoObject::from_pairs(hints));
@@ -632,7 +612,7 @@ pub unsafe fn win_set_errhandler(win: MPI_Win, errhandler: MPI_Errhandler) -> Mp
     let mut rt = runtime::lock();
     // The handler first, then the window (the order bad_input.sh expects).
     rt.errhandlers().check(errhandler)?;
-    rt.windows().get(win).ok_or_else(|| invalid_window(win))?;
+    rt.window(win)?;
     rt.errhandlers_mut().retain(errhandler)?;
     let w = rt.windows_mut().get_mut(win).expect("checked above");
     let old = std::mem::replace(&mut w.errhandler, errhandler);
@@ -641,11 +621,7 @@ pub unsafe fn win_set_errhandler(win: MPI_Win, errhandler: MPI_Errhandler) -> Mp
 
 pub unsafe fn win_get_errhandler(win: MPI_Win, errhandler: &mut MPI_Errhandler) -> MpiResult {
     let mut rt = runtime::lock();
-    let h = rt
-        .windows()
-        .get(win)
-        .ok_or_else(|| invalid_window(win))?
-        .errhandler;
+    let h = rt.window(win)?.errhandler;
     // The program's handle is a reference of its own (MPI_Errhandler_free
     // drops it).
     rt.errhandlers_mut().retain(h)?;

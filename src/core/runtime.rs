@@ -453,6 +453,20 @@ impl Runtime {
         Ok((&mut self.windows, &mut self.engine, &mut instance.endpoints))
     }
 
+    /// A live window (`MPI_ERR_WIN` if the handle names none).
+    pub fn window(&self, win: MPI_Win) -> MpiResult<&Window> {
+        self.windows
+            .get(win)
+            .ok_or_else(|| super::rma::window::invalid_window(win))
+    }
+
+    /// [`Runtime::window`], to change it.
+    pub fn window_mut(&mut self, win: MPI_Win) -> MpiResult<&mut Window> {
+        self.windows
+            .get_mut(win)
+            .ok_or_else(|| super::rma::window::invalid_window(win))
+    }
+
     pub fn windows(&self) -> &HandleTable<Window> {
         &self.windows
     }

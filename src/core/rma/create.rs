@@ -14,9 +14,10 @@ use std::os::raw::c_int;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::memory::Exposed;
-use super::origin::{invalid_window, OriginState};
+use super::origin::OriginState;
 use super::progress::keep_serving;
 use super::target::TargetState;
+use super::window::invalid_window;
 use super::window::{Access, Peer, PredefinedValues, Window, HINT_DEFAULTS};
 use crate::core::collective::algorithms;
 use crate::core::collective::channel::Channel;
@@ -412,7 +413,7 @@ fn free_comm(comm: MPI_Comm) -> MpiResult {
 /// except this process's own memory.
 pub fn shared_query(win: MPI_Win, rank: c_int) -> MpiResult<(usize, usize, usize)> {
     let rt = runtime::lock();
-    let w = rt.windows().get(win).ok_or_else(|| invalid_window(win))?;
+    let w = rt.window(win)?;
     let r = if rank == MPI_PROC_NULL {
         match w.peers.iter().position(|p| p.size > 0) {
             Some(r) => r,
@@ -440,10 +441,7 @@ pub fn shared_query(win: MPI_Win, rank: c_int) -> MpiResult<(usize, usize, usize
 /// `MPI_Win_attach`.
 pub fn attach(win: MPI_Win, base: usize, size: usize) -> MpiResult {
     let mut rt = runtime::lock();
-    let w = rt
-        .windows_mut()
-        .get_mut(win)
-        .ok_or_else(|| invalid_window(win))?;
+    let w = rt.window_mut(win)?;
     match &mut w.exposed {
         Exposed::Dynamic { regions } => {
             if regions
@@ -468,10 +466,7 @@ pub fn attach(win: MPI_Win, base: usize, size: usize) -> MpiResult {
 /// `MPI_Win_detach`.
 pub fn detach(win: MPI_Win, base: usize) -> MpiResult {
     let mut rt = runtime::lock();
-    let w = rt
-        .windows_mut()
-        .get_mut(win)
-        .ok_or_else(|| invalid_window(win))?;
+    let w = rt.window_mut(win)?;
     match &mut w.exposed {
         Exposed::Dynamic { regions } => {
             let before = regions.len();
@@ -494,7 +489,7 @@ pub fn detach(win: MPI_Win, base: usize) -> MpiResult {
 /// Checks `MPI_Win_free` may run: no epoch open at this rank.
 pub fn check_free(win: MPI_Win) -> MpiResult {
     let rt = runtime::lock();
-    let w = rt.windows().get(win).ok_or_else(|| invalid_window(win))?;
+    let w = rt.window(win)?;
     if matches!(
         w.access,
         Access::Locks(_) | Access::LockAll { .. } | Access::Started(_)
@@ -514,7 +509,7 @@ pub fn check_free(win: MPI_Win) -> MpiResult {
 pub fn free(win: MPI_Win) -> MpiResult {
     check_free(win)?;
     block_on(|rt| {
-        let w = rt.windows().get(win).ok_or_else(|| invalid_window(win))?;
+        let w = rt.window(win)?;
         Ok((!w.origin.has_pending(None) && !w.target.is_busy()).then_some(()))
     })?;
     let ch = super::sync::channel(win)?;

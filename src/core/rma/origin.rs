@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::memory::{self, Exposed};
 use super::target;
+use super::window::invalid_window;
 use super::wire::{Header, Kind, DATA_TAG, DIRECT_MIN, REQUEST_TAG};
 use crate::core::datatype::Datatype;
 use crate::core::error::{MpiError, MpiResult};
@@ -327,13 +328,6 @@ pub fn issue(
         None if want_request => engine.completed(empty_status()),
         None => MPI_REQUEST_NULL,
     })
-}
-
-pub fn invalid_window(win: MPI_Win) -> MpiError {
-    MpiError::new(
-        MPI_ERR_WIN,
-        format!("{:#010x} is not a valid window", win as u32),
-    )
 }
 
 #[cfg(test)]

@@ -5,8 +5,8 @@
 //! wait without a post) is `MPI_ERR_RMA_SYNC`.
 use std::os::raw::c_int;
 
-use super::origin::invalid_window;
 use super::target;
+use super::window::invalid_window;
 use super::window::Access;
 use super::wire::{Header, Kind, REQUEST_TAG};
 use super::Window;
@@ -42,10 +42,7 @@ fn with<T>(
 /// Waits until `done` holds for the window (progress serves it meanwhile).
 fn wait_until(win: MPI_Win, mut done: impl FnMut(&mut Window) -> bool) -> MpiResult {
     block_on(|rt| {
-        let w = rt
-            .windows_mut()
-            .get_mut(win)
-            .ok_or_else(|| invalid_window(win))?;
+        let w = rt.window_mut(win)?;
         Ok(done(w).then_some(()))
     })
 }
@@ -87,11 +84,7 @@ fn notify(
 
 /// The window's collective channel (for fences and `MPI_Win_free`).
 pub fn channel(win: MPI_Win) -> MpiResult<Channel> {
-    let comm = runtime::lock()
-        .windows()
-        .get(win)
-        .ok_or_else(|| invalid_window(win))?
-        .comm;
+    let comm = runtime::lock().window(win)?.comm;
     Channel::lookup(comm)
 }
 
@@ -99,7 +92,7 @@ pub fn channel(win: MPI_Win) -> MpiResult<Channel> {
 pub fn fence(win: MPI_Win, assert: c_int) -> MpiResult {
     let (ch, me) = {
         let rt = runtime::lock();
-        let w = rt.windows().get(win).ok_or_else(|| invalid_window(win))?;
+        let w = rt.window(win)?;
         if matches!(
             w.access,
             Access::Locks(_) | Access::LockAll { .. } | Access::Started(_)
@@ -117,7 +110,7 @@ pub fn fence(win: MPI_Win, assert: c_int) -> MpiResult {
         wait_until(win, |w| !w.origin.has_pending(None))?;
         let sent: Vec<u8> = {
             let rt = runtime::lock();
-            let w = rt.windows().get(win).ok_or_else(|| invalid_window(win))?;
+            let w = rt.window(win)?;
             w.origin.sent.iter().flat_map(|n| n.to_le_bytes()).collect()
         };
         let all = algorithms::allgather(&ch, &sent)?;
@@ -134,10 +127,7 @@ pub fn fence(win: MPI_Win, assert: c_int) -> MpiResult {
     }
     algorithms::barrier(&ch)?;
     let mut rt = runtime::lock();
-    let w = rt
-        .windows_mut()
-        .get_mut(win)
-        .ok_or_else(|| invalid_window(win))?;
+    let w = rt.window_mut(win)?;
     w.access = if assert & MPI_MODE_NOSUCCEED != 0 {
         Access::None
     } else {
@@ -166,7 +156,7 @@ pub fn lock(win: MPI_Win, lock_type: c_int, rank: c_int, assert: c_int) -> MpiRe
     }
     let t = {
         let rt = runtime::lock();
-        let w = rt.windows().get(win).ok_or_else(|| invalid_window(win))?;
+        let w = rt.window(win)?;
         let Some(t) = w.target_rank(rank)? else {
             return Ok(());
         };
@@ -184,10 +174,7 @@ pub fn lock(win: MPI_Win, lock_type: c_int, rank: c_int, assert: c_int) -> MpiRe
         notify(win, Kind::Lock, lock_type == MPI_LOCK_EXCLUSIVE, &[t], true)?;
     }
     let mut rt = runtime::lock();
-    let w = rt
-        .windows_mut()
-        .get_mut(win)
-        .ok_or_else(|| invalid_window(win))?;
+    let w = rt.window_mut(win)?;
     match &mut w.access {
         Access::Locks(locks) => locks.push((t, checked)),
         access => *access = Access::Locks(vec![(t, checked)]),
@@ -199,7 +186,7 @@ pub fn lock(win: MPI_Win, lock_type: c_int, rank: c_int, assert: c_int) -> MpiRe
 pub fn unlock(win: MPI_Win, rank: c_int) -> MpiResult {
     let (t, checked) = {
         let rt = runtime::lock();
-        let w = rt.windows().get(win).ok_or_else(|| invalid_window(win))?;
+        let w = rt.window(win)?;
         let Some(t) = w.target_rank(rank)? else {
             return Ok(());
         };
@@ -212,10 +199,7 @@ pub fn unlock(win: MPI_Win, rank: c_int) -> MpiResult {
     let kind = if checked { Kind::Unlock } else { Kind::Flush };
     notify(win, kind, false, &[t], true)?;
     let mut rt = runtime::lock();
-    let w = rt
-        .windows_mut()
-        .get_mut(win)
-        .ok_or_else(|| invalid_window(win))?;
+    let w = rt.window_mut(win)?;
     if let Access::Locks(locks) = &mut w.access {
         locks.retain(|&(r, _)| r != t);
         if locks.is_empty() {
@@ -229,7 +213,7 @@ pub fn unlock(win: MPI_Win, rank: c_int) -> MpiResult {
 pub fn lock_all(win: MPI_Win, assert: c_int) -> MpiResult {
     let all: Vec<usize> = {
         let rt = runtime::lock();
-        let w = rt.windows().get(win).ok_or_else(|| invalid_window(win))?;
+        let w = rt.window(win)?;
         may_open_epoch(w, "MPI_Win_lock_all")?;
         (0..w.size()).collect()
     };
@@ -238,10 +222,7 @@ pub fn lock_all(win: MPI_Win, assert: c_int) -> MpiResult {
         notify(win, Kind::Lock, false, &all, true)?;
     }
     let mut rt = runtime::lock();
-    let w = rt
-        .windows_mut()
-        .get_mut(win)
-        .ok_or_else(|| invalid_window(win))?;
+    let w = rt.window_mut(win)?;
     w.access = Access::LockAll { checked };
     Ok(())
 }
@@ -250,7 +231,7 @@ pub fn lock_all(win: MPI_Win, assert: c_int) -> MpiResult {
 pub fn unlock_all(win: MPI_Win) -> MpiResult {
     let (all, checked) = {
         let rt = runtime::lock();
-        let w = rt.windows().get(win).ok_or_else(|| invalid_window(win))?;
+        let w = rt.window(win)?;
         let Access::LockAll { checked } = w.access else {
             return Err(sync_error("MPI_Win_unlock_all without MPI_Win_lock_all"));
         };
@@ -259,10 +240,7 @@ pub fn unlock_all(win: MPI_Win) -> MpiResult {
     let kind = if checked { Kind::Unlock } else { Kind::Flush };
     notify(win, kind, false, &all, true)?;
     let mut rt = runtime::lock();
-    let w = rt
-        .windows_mut()
-        .get_mut(win)
-        .ok_or_else(|| invalid_window(win))?;
+    let w = rt.window_mut(win)?;
     w.access = Access::None;
     Ok(())
 }
@@ -271,7 +249,7 @@ pub fn unlock_all(win: MPI_Win) -> MpiResult {
 /// passive-target epoch.
 fn flushed(win: MPI_Win, rank: Option<c_int>) -> MpiResult<Vec<usize>> {
     let rt = runtime::lock();
-    let w = rt.windows().get(win).ok_or_else(|| invalid_window(win))?;
+    let w = rt.window(win)?;
     let locked: Vec<usize> = match &w.access {
         Access::Locks(locks) => locks.iter().map(|&(r, _)| r).collect(),
         Access::LockAll { .. } => (0..w.size()).collect(),
@@ -297,10 +275,7 @@ pub fn flush(win: MPI_Win, rank: Option<c_int>) -> MpiResult {
     let mut targets = flushed(win, rank)?;
     {
         let mut rt = runtime::lock();
-        let w = rt
-            .windows_mut()
-            .get_mut(win)
-            .ok_or_else(|| invalid_window(win))?;
+        let w = rt.window_mut(win)?;
         targets.retain(|&t| std::mem::take(&mut w.origin.unflushed[t]));
     }
     std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
@@ -350,10 +325,7 @@ pub fn post(win: MPI_Win, group: Vec<usize>, _assert: c_int) -> MpiResult {
 pub fn start(win: MPI_Win, group: Vec<usize>, assert: c_int) -> MpiResult {
     {
         let mut rt = runtime::lock();
-        let w = rt
-            .windows_mut()
-            .get_mut(win)
-            .ok_or_else(|| invalid_window(win))?;
+        let w = rt.window_mut(win)?;
         may_open_epoch(w, "MPI_Win_start")?;
         w.access = Access::Started(group.clone());
     }
@@ -375,7 +347,7 @@ pub fn start(win: MPI_Win, group: Vec<usize>, assert: c_int) -> MpiResult {
 pub fn complete(win: MPI_Win) -> MpiResult {
     let group = {
         let rt = runtime::lock();
-        let w = rt.windows().get(win).ok_or_else(|| invalid_window(win))?;
+        let w = rt.window(win)?;
         let Access::Started(group) = &w.access else {
             return Err(sync_error("MPI_Win_complete without MPI_Win_start"));
         };
@@ -388,10 +360,7 @@ pub fn complete(win: MPI_Win) -> MpiResult {
         group.iter().all(|&t| !w.origin.has_pending(Some(t)))
     })?;
     let mut rt = runtime::lock();
-    let w = rt
-        .windows_mut()
-        .get_mut(win)
-        .ok_or_else(|| invalid_window(win))?;
+    let w = rt.window_mut(win)?;
     w.access = Access::None;
     Ok(())
 }
@@ -417,16 +386,13 @@ fn try_end_exposure(w: &mut Window) -> MpiResult<bool> {
 pub fn wait(win: MPI_Win) -> MpiResult {
     {
         let rt = runtime::lock();
-        let w = rt.windows().get(win).ok_or_else(|| invalid_window(win))?;
+        let w = rt.window(win)?;
         if w.target.post_group.is_none() {
             return Err(sync_error("MPI_Win_wait without MPI_Win_post"));
         }
     }
     block_on(|rt| {
-        let w = rt
-            .windows_mut()
-            .get_mut(win)
-            .ok_or_else(|| invalid_window(win))?;
+        let w = rt.window_mut(win)?;
         Ok(try_end_exposure(w)?.then_some(()))
     })
 }
@@ -435,9 +401,6 @@ pub fn wait(win: MPI_Win) -> MpiResult {
 pub fn test(win: MPI_Win) -> MpiResult<bool> {
     let mut rt = runtime::lock();
     rt.progress();
-    let w = rt
-        .windows_mut()
-        .get_mut(win)
-        .ok_or_else(|| invalid_window(win))?;
+    let w = rt.window_mut(win)?;
     try_end_exposure(w)
 }

@@ -12,7 +12,7 @@ use crate::core::attributes::Attributes;
 use crate::core::epoch::Epoch;
 use crate::core::error::{MpiError, MpiResult};
 use crate::mpi_abi::constants::*;
-use crate::mpi_abi::types::{MPI_Aint, MPI_Comm};
+use crate::mpi_abi::types::{MPI_Aint, MPI_Comm, MPI_Win};
 use crate::transport::shm::segment::Segment;
 use crate::transport::ProcessId;
 
@@ -147,4 +147,12 @@ impl Window {
             .find(|(k, _)| k == key)
             .map(|(_, v)| v.as_str())
     }
+}
+
+/// The error of a handle that names no live window.
+pub fn invalid_window(win: MPI_Win) -> MpiError {
+    MpiError::new(
+        MPI_ERR_WIN,
+        format!("{:#010x} is not a valid window", win as u32),
+    )
 }
