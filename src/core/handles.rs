@@ -38,6 +38,12 @@ pub fn is_builtin(handle: c_int) -> bool {
     (handle as u32) >> 30 == 1
 }
 
+/// The handle of index `index` in a table of `kind` (the first object
+/// inserted into a fresh table has index 0).
+pub const fn handle_at(kind: ObjectKind, index: u32) -> c_int {
+    (KIND_DIRECT | ((kind as u32) << 26) | index) as c_int
+}
+
 pub struct HandleTable<T> {
     kind: ObjectKind,
     slots: Vec<Option<T>>,
@@ -56,7 +62,7 @@ impl<T> HandleTable<T> {
     }
 
     fn handle_of(&self, index: u32) -> c_int {
-        (KIND_DIRECT | ((self.kind as u32) << 26) | index) as c_int
+        handle_at(self.kind, index)
     }
 
     fn index_of(&self, handle: c_int) -> Option<usize> {

@@ -18,7 +18,7 @@ use crate::abi::args::out;
 use crate::abi::p2p::status_error;
 use crate::abi::status::{empty_status, write_status, write_status_with_error, StatusOut};
 use crate::core::error::{MpiError, MpiResult};
-use crate::core::p2p::engine::{RequestState, Taken};
+use crate::core::p2p::engine::{RequestState, Taken, COMPLETED_SEND};
 use crate::core::p2p::generalized::Generalized;
 use crate::core::progress::block_on;
 use crate::core::runtime::{self, Runtime};
@@ -45,6 +45,10 @@ enum Slot {
 fn poll(rt: &mut Runtime, h: MPI_Request) -> MpiResult<Slot> {
     if h == MPI_REQUEST_NULL {
         return Ok(Slot::Empty);
+    }
+    if h == COMPLETED_SEND {
+        // (No look-up: see `COMPLETED_SEND`.)
+        return Ok(Slot::Done(Taken::completed_send()));
     }
     Ok(match rt.engine().state(h)? {
         RequestState::Inactive => Slot::Empty,

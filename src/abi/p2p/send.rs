@@ -1,14 +1,17 @@
 //! Sends in every mode: standard, synchronous, ready (sent as standard: a
 //! correct program has the receive posted already) and buffered, blocking
-//! and nonblocking. A blocking standard send of a contiguous predefined
-//! type that can leave at once takes the latency-critical path
-//! ([`send_contiguous_now`]): one lock, no request, no allocation.
+//! and nonblocking. A standard send of a contiguous predefined type that
+//! can leave at once takes the latency-critical path
+//! ([`send_contiguous_now`]): one lock, no request, no allocation; the
+//! nonblocking form then returns the engine's pre-completed request
+//! ([`COMPLETED_SEND`]).
 use std::os::raw::{c_int, c_void};
 
 use super::{message_buffer, wait_request, Mode, Route};
 use crate::core::datatype;
 use crate::core::error::MpiResult;
 use crate::core::matching::Envelope;
+use crate::core::p2p::engine::COMPLETED_SEND;
 use crate::core::p2p::user_buffer::copy_message;
 use crate::core::runtime;
 use crate::mpi_abi::types::*;
@@ -174,6 +177,17 @@ unsafe fn nonblocking_send(
     request: &mut MPI_Request,
     mode: Mode,
 ) -> MpiResult {
+    // A small standard (or ready) send that leaves at once needs no request
+    // of its own: it gets the engine's pre-completed one.
+    if matches!(mode, Mode::Standard | Mode::Ready)
+        // SAFETY: MPI's contract for a nonblocking send: `buf` holds `n`
+        // elements of `datatype`; `send_contiguous_now` copies them out
+        // before returning.
+        && unsafe { send_contiguous_now(buf, n, datatype, dest, tag, comm) }
+    {
+        *request = COMPLETED_SEND;
+        return Ok(());
+    }
     // SAFETY: MPI's contract for a nonblocking send: `buf` holds `n` elements
     // of `datatype`, not modified by the program, until the request completes.
     *request = unsafe { start_send(buf, n, datatype, dest, tag, comm, mode) }?;

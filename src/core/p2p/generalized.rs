@@ -292,6 +292,6 @@ mod tests {
             (QUERIES.load(Ordering::SeqCst), FREES.load(Ordering::SeqCst)),
             (1, 2)
         );
-        assert!(e.requests.is_empty());
+        assert!(e.request_count() == 0);
     }
 }

@@ -65,13 +65,9 @@ impl Engine {
             source: env.source,
             tag: env.tag,
         };
-        let id = self.requests.insert(Request::new(Operation::Recv(RecvOp {
-            buf,
-            pattern,
-            matched: None,
-            received: 0,
-            finish_notice: None,
-        })));
+        let id = self
+            .requests
+            .insert(Request::new(Operation::Recv(RecvOp::new(buf, pattern))));
         self.deliver(id, env, incoming, None);
         self.flush_replies(ep);
         Ok(id)

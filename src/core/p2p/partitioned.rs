@@ -698,7 +698,7 @@ mod tests {
         e.free(send).unwrap();
         e.free(recv).unwrap();
         settle_down(&mut e, &mut ep);
-        assert!(e.requests.is_empty(), "nothing left behind");
+        assert!(e.request_count() == 0, "nothing left behind");
     }
 
     #[test]

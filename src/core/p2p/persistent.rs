@@ -150,7 +150,7 @@ mod tests {
         );
         e.free(send).unwrap();
         e.free(recv).unwrap();
-        assert!(e.requests.is_empty());
+        assert!(e.request_count() == 0);
     }
 
     #[test]

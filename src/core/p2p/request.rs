@@ -61,6 +61,19 @@ pub struct RecvOp {
     pub finish_notice: Option<(ProcessId, u64)>,
 }
 
+impl RecvOp {
+    /// A receive into `buf` of a message `pattern` accepts, not matched yet.
+    pub fn new(buf: UserBuffer, pattern: Pattern) -> RecvOp {
+        RecvOp {
+            buf,
+            pattern,
+            matched: None,
+            received: 0,
+            finish_notice: None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 pub struct Matched {
     /// The sending process.
@@ -181,6 +194,14 @@ impl Request {
         let mut r = Request::new(Operation::Done);
         r.complete = true;
         r.status = proc_null_status();
+        r
+    }
+
+    /// The engine's one pre-completed send request
+    /// ([`crate::core::p2p::engine::COMPLETED_SEND`]).
+    pub fn completed_send() -> Request {
+        let mut r = Request::new(Operation::Done);
+        r.complete = true;
         r
     }
 

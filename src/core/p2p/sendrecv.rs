@@ -95,7 +95,7 @@ mod tests {
             Some(send_args(&out, ME, 6)),
             Some((recv_buf(&mut inbox), pattern(Some(6)))),
         );
-        assert_eq!(e.requests.len(), 3, "the request and its two parts");
+        assert_eq!(e.request_count(), 3, "the request and its two parts");
         settle_down(&mut e, &mut ep);
         assert_eq!(e.state(r).unwrap(), RequestState::Complete);
         let taken = e.take(r).unwrap();
@@ -108,7 +108,7 @@ mod tests {
             (0, 6, 10)
         );
         assert_eq!(inbox, out);
-        assert!(e.requests.is_empty(), "the parts went with it");
+        assert_eq!(e.request_count(), 0, "the parts went with it");
     }
 
     #[test]

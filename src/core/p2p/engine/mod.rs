@@ -57,7 +57,7 @@ mod send;
 pub(super) mod testing;
 
 pub use receive::{Incoming, IncomingBody};
-pub use requests::{invalid_request, RequestState, Taken};
+pub use requests::{invalid_request, RequestState, Taken, COMPLETED_SEND};
 pub use send::{SendArgs, EAGER_LIMIT};
 
 use outgoing::Outgoing;
@@ -108,8 +108,11 @@ pub struct Engine {
 
 impl Default for Engine {
     fn default() -> Self {
+        let mut requests = HandleTable::new(ObjectKind::Request);
+        let builtin = requests.insert(Request::completed_send());
+        debug_assert_eq!(builtin, requests::COMPLETED_SEND);
         Engine {
-            requests: HandleTable::new(ObjectKind::Request),
+            requests,
             matcher: Matcher::counted(&crate::core::tool::pvars::UNEXPECTED_MESSAGES),
             outbox: Outbox::default(),
             my_pid: std::process::id(),

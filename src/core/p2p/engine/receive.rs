@@ -38,14 +38,18 @@ pub enum IncomingBody {
 }
 
 impl Engine {
-    /// Starts a receive; returns its request.
+    /// Starts a receive; returns its request (made with its operation in
+    /// place: a receive is on the latency-critical path).
     pub fn irecv(&mut self, ep: &mut Endpoints, buf: UserBuffer, pattern: Pattern) -> MPI_Request {
-        let id = self.requests.insert(Request::new(Operation::Done));
-        self.launch_recv(ep, id, buf, pattern);
+        let id = self
+            .requests
+            .insert(Request::new(Operation::Recv(RecvOp::new(buf, pattern))));
+        self.post_recv(ep, id, pattern);
         id
     }
 
-    /// Starts a receive on the existing request `id` (new, or persistent).
+    /// Starts a receive on the existing request `id` (a persistent one, or
+    /// a part of another request).
     pub(in crate::core::p2p) fn launch_recv(
         &mut self,
         ep: &mut Endpoints,
@@ -56,16 +60,16 @@ impl Engine {
         let Some(req) = self.requests.get_mut(id) else {
             return;
         };
-        req.op = Operation::Recv(RecvOp {
-            buf,
-            pattern,
-            matched: None,
-            received: 0,
-            finish_notice: None,
-        });
+        req.op = Operation::Recv(RecvOp::new(buf, pattern));
         req.complete = false;
         req.error = None;
         req.status = MPI_Status::default();
+        self.post_recv(ep, id, pattern);
+    }
+
+    /// Matches receive `id` against the unexpected messages, or leaves it
+    /// posted.
+    fn post_recv(&mut self, ep: &mut Endpoints, id: MPI_Request, pattern: Pattern) {
         if let Some((env, incoming)) = self.matcher.post(pattern, id) {
             self.deliver(id, env, incoming, None);
             self.flush_replies(ep);

@@ -10,10 +10,21 @@
 
 use super::Engine;
 use crate::core::error::{MpiError, MpiResult};
+use crate::core::handles::{handle_at, ObjectKind};
 use crate::core::p2p::generalized::Generalized;
 use crate::core::p2p::request::{cancelled_status, empty_status, Operation, Request, Template};
 use crate::mpi_abi::constants::*;
 use crate::mpi_abi::types::{MPI_Request, MPI_Status};
+
+/// The handle of the engine's one pre-completed send request, which every
+/// `MPI_Isend` (or `MPI_Irsend`) that left at once returns (as MPICH's
+/// builtin complete requests): the call made no request of its own, so
+/// its wait only clears the handle. It is the first request of the table,
+/// made with the engine, and stays forever: taking its outcome (an empty
+/// send status), freeing or cancelling it leaves it in place. Only a
+/// request the program alone holds may be this one (no internal part,
+/// no persistent request).
+pub const COMPLETED_SEND: MPI_Request = handle_at(ObjectKind::Request, 0);
 
 impl Engine {
     pub(super) fn fail_request(&mut self, id: MPI_Request, why: String) {
@@ -64,6 +75,9 @@ impl Engine {
 
     /// Removes a request from the table (see [`Engine::disown_frames`]).
     pub(in crate::core::p2p) fn remove_request(&mut self, id: MPI_Request) -> Option<Request> {
+        if id == COMPLETED_SEND {
+            return None;
+        }
         self.disown_frames(id);
         self.requests.remove(id)
     }
@@ -71,6 +85,9 @@ impl Engine {
     /// As [`Engine::remove_request`] when the request itself is not needed
     /// (it is dropped where it lies).
     fn drop_request(&mut self, id: MPI_Request) {
+        if id == COMPLETED_SEND {
+            return;
+        }
         self.disown_frames(id);
         self.requests.discard(id);
     }
@@ -108,6 +125,9 @@ impl Engine {
     /// one inactive. A generalized request's callbacks come with it, to be
     /// called without the lock ([`Taken::finish`]).
     pub fn take(&mut self, id: MPI_Request) -> MpiResult<Taken> {
+        if id == COMPLETED_SEND {
+            return Ok(Taken::completed_send());
+        }
         let req = self
             .requests
             .get_mut(id)
@@ -214,6 +234,11 @@ impl Engine {
         self.free_request(id).map(|_| ())
     }
 
+    /// How many requests the table holds besides [`COMPLETED_SEND`].
+    pub fn request_count(&self) -> usize {
+        self.requests.len() - 1
+    }
+
     /// Whether a request is complete (without removing it).
     pub fn is_complete(&self, id: MPI_Request) -> MpiResult<bool> {
         Ok(self
@@ -257,6 +282,16 @@ pub struct Taken {
 }
 
 impl Taken {
+    /// The outcome of [`COMPLETED_SEND`]: an empty send status.
+    pub fn completed_send() -> Taken {
+        Taken {
+            status: MPI_Status::default(),
+            error: None,
+            persists: false,
+            generalized: None,
+        }
+    }
+
     /// An inactive persistent request: an empty status at once.
     fn inactive() -> Taken {
         Taken {
@@ -292,6 +327,24 @@ pub fn invalid_request(id: MPI_Request) -> MpiError {
 mod tests {
     use super::super::testing::*;
     use super::*;
+
+    #[test]
+    fn the_pre_completed_send_stays_through_every_use() {
+        let (mut e, mut ep) = engine();
+        let live = e.request_count();
+        for _ in 0..3 {
+            assert_eq!(e.state(COMPLETED_SEND).unwrap(), RequestState::Complete);
+            let taken = e.take(COMPLETED_SEND).unwrap();
+            assert!(!taken.persists, "its handle becomes MPI_REQUEST_NULL");
+            assert!(taken.error.is_none());
+            assert!(!taken.status.cancelled());
+            e.cancel(COMPLETED_SEND).unwrap();
+            assert!(e.free_request(COMPLETED_SEND).unwrap().is_none());
+            assert!(e.start(&mut ep, COMPLETED_SEND).is_err(), "not persistent");
+        }
+        assert_eq!(e.request_count(), live, "still in the table");
+        assert_eq!(e.state(COMPLETED_SEND).unwrap(), RequestState::Complete);
+    }
 
     #[test]
     fn a_send_still_in_the_outbox_is_cancelled() {
