@@ -69,7 +69,8 @@ CC[ox]=$STAGE/bin/mpicc;  RUN[ox]=$STAGE/bin/mpiexec;  NAME[ox]=oxmpi
 CC[mp]=mpicc.mpich;       RUN[mp]=mpiexec.mpich;       NAME[mp]=MPICH
 CC[om]=mpicc.openmpi;     RUN[om]=mpirun.openmpi;      NAME[om]="Open MPI"
 CC[floor]=cc;  RUN[floor]=;  NAME[floor]="cache-line floor"  # shm_floor.c
-CC[memcpy]=cc; RUN[memcpy]=; NAME[memcpy]="memcpy floor"     # shm_memcpy_floor.c
+CC[memM]=cc;   RUN[memM]=;   NAME[memM]="memcpy floor, glibc memcpy"  # shm_memcpy_floor.c
+CC[memS]=cc;   RUN[memS]=;   NAME[memS]="memcpy floor, rep movsb"
 CC[tcpP]=cc;   RUN[tcpP]=;   NAME[tcpP]="plain TCP polling"  # plain_tcp.c
 CC[tcpB]=cc;   RUN[tcpB]=;   NAME[tcpB]="plain TCP blocking"
 MPIS=(ox mp om)
@@ -97,8 +98,8 @@ if [[ ! -x ${CC[ox]} || ! -x ${RUN[ox]} ]]; then
     exit 2
 fi
 
-rm -rf "$OUT"/{ox,mp,om,floor,memcpy,tcpP,tcpB,res,log,cg,plot}
-mkdir -p "$OUT"/{ox,mp,om,floor,memcpy,tcpP,tcpB,res,log,cg,plot} "$RESULTS"
+rm -rf "$OUT"/{ox,mp,om,floor,memM,memS,tcpP,tcpB,res,log,cg,plot}
+mkdir -p "$OUT"/{ox,mp,om,floor,memM,memS,tcpP,tcpB,res,log,cg,plot} "$RESULTS"
 # Only the cases that need them set these; nothing leaks from the caller.
 unset MPIR_CVAR_FINALIZE_ATEXIT OXMPI_FINALIZE_ATEXIT \
     OXMPI_TRANSPORT OXMPI_SHM_SINGLE_COPY UCX_TLS OMPI_MCA_btl OMPI_MCA_pml
@@ -151,7 +152,8 @@ for impl in "${IMPLS[@]}"; do
     build "$impl" io_strided io_strided.c
 done
 build floor shm_floor shm_floor.c
-build memcpy shm_memcpy_floor shm_memcpy_floor.c
+build memM shm_memcpy_floor shm_memcpy_floor.c
+build memS shm_memcpy_floor shm_memcpy_floor.c
 build tcpP plain_tcp plain_tcp.c
 build tcpB plain_tcp plain_tcp.c
 
@@ -265,19 +267,20 @@ section() { echo "[$(awk -v a="$T_BEGIN" -v b="$EPOCHREALTIME" 'BEGIN {printf "%
 P2P_PROGS="pingpong bandwidth bibw msgrate"
 section "shared memory: pingpong, bandwidth, bibw, msgrate ($REPS repetitions, rotating) ..."
 for rep in $(seq 1 "$REPS"); do
-    for impl in $(order "$rep" "${IMPLS[@]}" floor memcpy); do
+    for impl in $(order "$rep" "${IMPLS[@]}" floor memM memS); do
         case $impl in
-            floor)  run_case floor pingpong shm_floor 2 $T_P2P "$OUT/res/pingpong.floor.$rep" ;;
-            memcpy) run_case memcpy pingpong shm_memcpy_floor 2 $T_P2P "$OUT/res/pingpong.memcpy.$rep" latency ;;
-            *)      run_case "$impl" pingpong pingpong 2 $T_P2P "$OUT/res/pingpong.$impl.$rep" ;;
+            floor) run_case floor pingpong shm_floor 2 $T_P2P "$OUT/res/pingpong.floor.$rep" ;;
+            memM)  run_case memM pingpong shm_memcpy_floor 2 $T_P2P "$OUT/res/pingpong.memM.$rep" latency memcpy ;;
+            memS)  run_case memS pingpong shm_memcpy_floor 2 $T_P2P "$OUT/res/pingpong.memS.$rep" latency movsb ;;
+            *)     run_case "$impl" pingpong pingpong 2 $T_P2P "$OUT/res/pingpong.$impl.$rep" ;;
         esac || rm -f "$OUT/res/pingpong.$impl.$rep"
     done
-    for impl in $(order "$rep" "${IMPLS[@]}" memcpy); do
-        if [[ $impl == memcpy ]]; then
-            run_case memcpy bandwidth shm_memcpy_floor 2 $T_P2P "$OUT/res/bandwidth.memcpy.$rep" bandwidth
-        else
-            run_case "$impl" bandwidth bandwidth 2 $T_P2P "$OUT/res/bandwidth.$impl.$rep"
-        fi || rm -f "$OUT/res/bandwidth.$impl.$rep"
+    for impl in $(order "$rep" "${IMPLS[@]}" memM memS); do
+        case $impl in
+            memM) run_case memM bandwidth shm_memcpy_floor 2 $T_P2P "$OUT/res/bandwidth.memM.$rep" bandwidth memcpy ;;
+            memS) run_case memS bandwidth shm_memcpy_floor 2 $T_P2P "$OUT/res/bandwidth.memS.$rep" bandwidth movsb ;;
+            *)    run_case "$impl" bandwidth bandwidth 2 $T_P2P "$OUT/res/bandwidth.$impl.$rep" ;;
+        esac || rm -f "$OUT/res/bandwidth.$impl.$rep"
     done
     for prog in bibw msgrate; do
         for impl in $(order "$rep"); do
@@ -495,7 +498,7 @@ lat_table() { # net: shm|tcp
         local f1 f2 r1 r2 t=""
         if [[ $net == shm ]]; then
             f1=$([[ $size == 8 ]] && m pingpong 8 floor || echo "")
-            f2=$(m pingpong "$size" memcpy)
+            f2=$(best lower "$(m pingpong "$size" memM)" "$(m pingpong "$size" memS)")
         else
             f1=$(m tcp-pingpong "$size" tcpP); f2=$(m tcp-pingpong "$size" tcpB)
         fi
@@ -521,7 +524,7 @@ lat_table shm
 f=$(m pingpong 8 floor)
 above() { awk -v a="$1" -v f="$2" 'BEGIN { if (a == "n/a" || f == "n/a") print "n/a"; else printf "%.3f\n", a - f }'; }
 cols pingpong 8
-out "8 B above the cache-line floor ($(fmt 3 "$f") µs, shm_floor.c): oxmpi $(fmt 3 "$(above "${VAL[ox]}" "$f")"), MPICH $(fmt 3 "$(above "${VAL[mp]}" "$f")"), Open MPI $(fmt 3 "$(above "${VAL[om]}" "$f")") µs. The floors: shm_floor.c moves one cache line each way; shm_memcpy_floor.c copies each message once from the sender's buffer in a shared mapping (the single-copy ideal). On a VM the cache-line floor moves with the placement of the virtual CPUs (bench/README.md)." ""
+out "8 B above the cache-line floor ($(fmt 3 "$f") µs, shm_floor.c): oxmpi $(fmt 3 "$(above "${VAL[ox]}" "$f")"), MPICH $(fmt 3 "$(above "${VAL[mp]}" "$f")"), Open MPI $(fmt 3 "$(above "${VAL[om]}" "$f")") µs. The floors: shm_floor.c moves one cache line each way; shm_memcpy_floor.c copies each message once from the sender's buffer in a shared mapping (the single-copy ideal), with glibc's memcpy and with rep movsb, and the memcpy floor column is the faster of the two medians (glibc's memcpy: $(fmt 3 "$(m pingpong 1048576 memM)") µs at 1 MiB, rep movsb: $(fmt 3 "$(m pingpong 1048576 memS)") µs). On a VM the cache-line floor moves with the placement of the virtual CPUs (bench/README.md)." ""
 
 # --- bandwidth and bidirectional bandwidth
 bw_table() { # net prefix title
@@ -547,7 +550,7 @@ bw_table() { # net prefix title
             continue
         fi
         if [[ $net == shm ]]; then
-            fl=$(m bandwidth "$size" memcpy); rf=$(ratio "${VAL[ox]}" "$fl")
+            fl=$(best higher "$(m bandwidth "$size" memM)" "$(m bandwidth "$size" memS)"); rf=$(ratio "${VAL[ox]}" "$fl")
             if (( size >= 65536 )); then
                 judge "shm bandwidth $(human "$size") vs MPICH" "$r1" ">=" 1.3; t="≥ 1.3× MPICH: $V"
                 judge "shm bandwidth $(human "$size") vs Open MPI" "$r2" ">=" 1.1; t+="; ≥ 1.1× Open MPI: $V"

@@ -8,14 +8,21 @@
  * own with memcpy.  A library that copies twice (into a shared ring and out
  * again) cannot reach it; one that copies once can come close.
  *
- *   shm_memcpy_floor latency     ping-pong per size (pingpong.c's sizes): one
+ *   shm_memcpy_floor latency COPY     ping-pong per size (pingpong.c's sizes): one
  *                                copy per one-way message; warm-up, then N
  *                                timed round trips; latency = elapsed / 2N, us.
- *   shm_memcpy_floor bandwidth   streaming per size (bandwidth.c's sizes):
+ *   shm_memcpy_floor bandwidth COPY   streaming per size (bandwidth.c's sizes):
  *                                per iteration the sender signals a window of
  *                                64 messages (its buffer is not rewritten, as
  *                                in osu_bw), the receiver copies it 64 times
  *                                and acks; MB/s with 1 MB = 10^6 bytes.
+ *
+ * COPY is "memcpy" (glibc's) or "movsb" (one x86 "rep movsb", as the
+ * kernel copies for process_vm_readv; on this AMD machine glibc leaves
+ * rep movsb above the L2 size for a vector loop whose stores must first
+ * fetch each line, which the string instruction avoids, so which is faster
+ * depends on the size; elsewhere than x86-64 "movsb" is memcpy).
+ * bench/run.sh runs both and takes the faster per size as the floor.
  *
  * Waiting is spinning only: a blocking wait (futex) would add a wake-up per
  * round trip and change nothing for the copy-bound sizes.  Counts as in
@@ -56,6 +63,19 @@ struct shared {
 static struct shared *sh;
 static char *mem[2]; /* mem[0]: the parent's buffer, mem[1]: the child's */
 
+static int movsb; /* copy with rep movsb instead of memcpy */
+
+static void copy(char *dst, const char *src, size_t n)
+{
+#if defined(__x86_64__)
+    if (movsb) {
+        __asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(n) : : "memory");
+        return;
+    }
+#endif
+    memcpy(dst, src, n);
+}
+
 static void post(struct flag *f, int64_t seq)
 {
     atomic_store_explicit(&f->seq, seq, memory_order_release);
@@ -81,10 +101,10 @@ static double phase(int who, int lat, int size, long n)
             if (who == 0) {
                 post(out, ++seq_out);
                 wait_for(in, ++seq_in);
-                memcpy(mine, theirs, (size_t)size);
+                copy(mine, theirs, (size_t)size);
             } else {
                 wait_for(in, ++seq_in);
-                memcpy(mine, theirs, (size_t)size);
+                copy(mine, theirs, (size_t)size);
                 post(out, ++seq_out);
             }
         } else if (who == 0) {
@@ -93,7 +113,7 @@ static double phase(int who, int lat, int size, long n)
         } else {
             wait_for(in, ++seq_in);
             for (int w = 0; w < WINDOW; w++)
-                memcpy(mine, theirs, (size_t)size);
+                copy(mine, theirs, (size_t)size);
             post(out, ++seq_out);
         }
     }
@@ -111,12 +131,13 @@ static void give_order(int size, long n)
 int main(int argc, char **argv)
 {
     int lat = -1;
-    if (argc == 2 && strcmp(argv[1], "latency") == 0) lat = 1;
-    if (argc == 2 && strcmp(argv[1], "bandwidth") == 0) lat = 0;
-    if (lat < 0) {
-        fprintf(stderr, "usage: %s latency|bandwidth\n", argv[0]);
+    if (argc == 3 && strcmp(argv[1], "latency") == 0) lat = 1;
+    if (argc == 3 && strcmp(argv[1], "bandwidth") == 0) lat = 0;
+    if (lat < 0 || (strcmp(argv[2], "memcpy") != 0 && strcmp(argv[2], "movsb") != 0)) {
+        fprintf(stderr, "usage: %s latency|bandwidth memcpy|movsb\n", argv[0]);
         return 2;
     }
+    movsb = strcmp(argv[2], "movsb") == 0;
     size_t len = sizeof *sh + 2 * (size_t)MAX_SIZE + 4096;
     char *base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (base == MAP_FAILED) {
@@ -146,7 +167,7 @@ int main(int argc, char **argv)
 
     const int *sizes = lat ? lat_sizes : bw_sizes;
     size_t nsizes = lat ? NSIZES(lat_sizes) : NSIZES(bw_sizes);
-    printf("# shm_memcpy_floor %s: size(bytes) %s\n", argv[1],
+    printf("# shm_memcpy_floor %s %s: size(bytes) %s\n", argv[1], argv[2],
            lat ? "one-way-latency(us)" : "MB/s (window 64)");
     for (size_t s = 0; s < nsizes; s++) {
         int size = sizes[s];
