@@ -81,8 +81,10 @@ demo: stage
 	$(STAGE)/bin/mpiexec -n 4 build/world_demo
 
 # oxmpi against Debian MPICH in the same run; prints ratios and targets.
+# QUICK=1: a short run (fewer repetitions); see bench/README.md.
+QUICK ?=
 bench: stage
-	bash bench/run.sh
+	QUICK=$(QUICK) bash bench/run.sh
 
 clean:
 	$(CARGO) clean

@@ -1,5 +1,5 @@
 /* bandwidth.c: streaming point-to-point bandwidth between two ranks,
- * following the osu_bw method: per iteration rank 0 posts a window of 64
+ * following the osu_bw method (sizes 8 B to 4 MiB): per iteration rank 0 posts a window of 64
  * MPI_Isend of the same buffer, rank 1 posts 64 MPI_Irecv, both MPI_Waitall,
  * then rank 1 sends a 4-byte ack that rank 0 receives.  Warm-up iterations
  * first, then timed ones; bandwidth = size * 64 * iterations / elapsed,
@@ -12,14 +12,15 @@
  * Output (rank 0, stdout): a comment line, then one "size MB/s" line per
  * size.  Written for oxmpi's bench/run.sh; not derived from OSU code. */
 #include <mpi.h>
+#include "clock.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define WINDOW 64
-#define BUDGET 0.5
+#define BUDGET (0.5 * budget_scale())
 
-static const int sizes[] = {8, 65536, 262144, 1 << 20, 4 << 20};
+static const int sizes[] = {8, 64, 512, 4096, 16384, 65536, 262144, 1 << 20, 4 << 20};
 
 static void iterations(int rank, char *buf, int size, long n)
 {

@@ -11,11 +11,12 @@
  * Output (rank 0, stdout): a comment line, then one "size latency_us" line
  * per size.  Written for oxmpi's bench/run.sh; not derived from OSU code. */
 #include <mpi.h>
+#include "clock.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define BUDGET 0.3 /* seconds of timed loop per size, at most (roughly) */
+#define BUDGET (0.3 * budget_scale()) /* seconds of timed loop per size, at most (roughly) */
 #define PROBE 20   /* round trips used to estimate the cost of one */
 
 static const int sizes[] = {0, 1, 8, 64, 512, 4096, 16384, 65536,

@@ -3,26 +3,39 @@
  * connection, measured with the methods of pingpong.c and bandwidth.c so
  * that oxmpi over TCP can be compared with what the kernel alone gives.
  *
- *   plain_tcp latency    8-byte ping-pong: warm-up round trips, then N timed
- *                        round trips; one-way latency = elapsed / (2 N), us.
- *   plain_tcp bandwidth  1 MiB streaming: per iteration the sender writes a
- *                        window of 64 messages of 1 MiB back to back, the
- *                        receiver reads them and answers with a 4-byte ack;
- *                        warm-up, then timed iterations; MB/s = bytes /
- *                        elapsed with 1 MB = 10^6 bytes.
+ *   plain_tcp latency MODE    ping-pong per size (pingpong.c's sizes, 1 B to
+ *                             4 MiB; 0 B means nothing on a stream): warm-up
+ *                             round trips, then N timed round trips; one-way
+ *                             latency = elapsed / (2 N), us.
+ *   plain_tcp bandwidth MODE  streaming per size (bandwidth.c's sizes): per
+ *                             iteration the sender writes a window of 64
+ *                             messages back to back, the receiver reads them
+ *                             and answers with a 4-byte ack; warm-up, then
+ *                             timed iterations; MB/s = bytes / elapsed with
+ *                             1 MB = 10^6 bytes.
+ *
+ * MODE is "polling" (nonblocking calls retried at once, as MPI libraries
+ * wait) or "blocking" (plain blocking send and recv: the process sleeps in
+ * the kernel until data or room arrives).  On 2 virtual CPUs neither is
+ * always faster: polling wins small round trips (no sleep and wake-up per
+ * message), blocking wins streaming (the spinning process no longer takes
+ * the CPU that the kernel's loopback path needs).  bench/run.sh runs both
+ * and takes the faster as the floor.
  *
  * The program forks itself, so it needs no launcher: the parent listens on
  * 127.0.0.1 (port 0, chosen by the kernel), the child connects, and both
  * set TCP_NODELAY; socket buffers keep their defaults.  The parent plays
- * rank 0 (it times and prints), the child rank 1 (it echoes, or reads and
- * acks, until the parent closes the connection).  Partial reads and writes
+ * rank 0 (it times and prints), the child rank 1: before each phase (probe,
+ * warm-up, timed loop of one size) the parent sends an 8-byte header (size,
+ * count), and the child echoes, or reads and acks, that many times; it
+ * stops at end of file.  Partial reads and writes
  * are completed in loops.  As in pingpong.c and bandwidth.c, the warm-up
  * and timed counts start from fixed values and are lowered when untimed
  * probe round trips (iterations) show the timed loop would take more than
  * about BUDGET seconds.
  *
- * Output (stdout): a comment line, then one "size value" line, in the shape
- * pingpong and bandwidth print: "8 <us>" or "1048576 <MB/s>".  Exit status
+ * Output (stdout): a comment line, then one "size value" line per size, in
+ * the shape pingpong and bandwidth print: "size <us>" or "size <MB/s>".  Exit status
  * 0 on success, 1 on any error (with a message on stderr), 2 on bad usage.
  *
  * Written for oxmpi's bench/run.sh; not derived from other code. */
@@ -33,6 +46,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,15 +56,19 @@
 #include <unistd.h>
 #include "clock.h"
 
-#define LAT_SIZE 8
-#define LAT_BUDGET 0.3 /* seconds of timed loop, at most (roughly) */
+#define LAT_BUDGET (0.3 * budget_scale()) /* seconds of timed loop per size, at most (roughly) */
 #define LAT_PROBE 20   /* round trips used to estimate the cost of one */
-#define BW_SIZE (1 << 20)
 #define BW_WINDOW 64
-#define BW_BUDGET 0.5
+#define BW_BUDGET (0.5 * budget_scale())
+#define MAX_SIZE (4 << 20)
+
+static const int lat_sizes[] = {1, 8, 64, 512, 4096, 16384, 65536, 1 << 20, 4 << 20};
+static const int bw_sizes[] = {8, 64, 512, 4096, 16384, 65536, 262144, 1 << 20, 4 << 20};
+#define NSIZES(a) (sizeof a / sizeof a[0])
 #define ACCEPT_MS 10000 /* the child connects well within this */
 
 static const char *role = "plain_tcp";
+static int dontwait = MSG_DONTWAIT; /* 0 in blocking mode */
 
 static void die(const char *what)
 {
@@ -58,10 +76,9 @@ static void die(const char *what)
     exit(1);
 }
 
-/* Reads and writes poll (nonblocking calls retried at once), as MPI
- * libraries wait for the network: a blocking read would pay for a sleep
- * and a wake-up per message, which on these VMs costs ~100 us and would
- * make the baseline look far slower than TCP is. */
+/* In polling mode reads and writes are nonblocking calls retried at once,
+ * as MPI libraries wait for the network; in blocking mode (dontwait = 0)
+ * they are ordinary blocking calls. */
 
 /* Reads exactly n bytes.  Returns 0 on success, -1 on end of file before
  * the first byte (the peer closed between messages); dies on anything
@@ -70,7 +87,7 @@ static int read_full(int fd, void *buf, size_t n)
 {
     size_t got = 0;
     while (got < n) {
-        ssize_t r = recv(fd, (char *)buf + got, n - got, MSG_DONTWAIT);
+        ssize_t r = recv(fd, (char *)buf + got, n - got, dontwait);
         if (r > 0) {
             got += (size_t)r;
         } else if (r == 0) {
@@ -88,7 +105,7 @@ static void write_full(int fd, const void *buf, size_t n)
 {
     size_t put = 0;
     while (put < n) {
-        ssize_t w = send(fd, (const char *)buf + put, n - put, MSG_DONTWAIT);
+        ssize_t w = send(fd, (const char *)buf + put, n - put, dontwait);
         if (w >= 0)
             put += (size_t)w;
         else if (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK)
@@ -111,93 +128,81 @@ static void nodelay(int fd)
         die("setsockopt(TCP_NODELAY)");
 }
 
-/* ---------------------------------------------------------------- latency */
+/* ---------------------------------------------------------------- phases */
 
-static void round_trips(int fd, char *buf, long n)
+/* One phase: tell the child (size, count), then run it.  Returns seconds. */
+static double phase(int fd, int lat, char *buf, int size, long n)
 {
-    for (long i = 0; i < n; i++) {
-        write_full(fd, buf, LAT_SIZE);
-        recv_msg(fd, buf, LAT_SIZE);
-    }
-}
-
-static void latency(int fd)
-{
-    char buf[LAT_SIZE];
-    long warm = 2000, iters = 50000; /* pingpong.c's counts for <= 4 KiB */
-    memset(buf, 'a', sizeof buf);
-
-    double t0 = now();
-    round_trips(fd, buf, LAT_PROBE);
-    double per = (now() - t0) / LAT_PROBE;
-    if (per > 0 && per * (double)iters > LAT_BUDGET) {
-        iters = (long)(LAT_BUDGET / per);
-        if (iters < 10) iters = 10;
-    }
-    if (per > 0 && per * (double)warm > LAT_BUDGET / 4) {
-        warm = (long)(LAT_BUDGET / 4 / per);
-        if (warm < 2) warm = 2;
-    }
-    round_trips(fd, buf, warm);
-
-    t0 = now();
-    round_trips(fd, buf, iters);
-    double t = now() - t0;
-    printf("%d %.3f\n", LAT_SIZE, t * 1e6 / (2.0 * (double)iters));
-}
-
-static void latency_peer(int fd)
-{
-    char buf[LAT_SIZE];
-    while (read_full(fd, buf, LAT_SIZE) == 0)
-        write_full(fd, buf, LAT_SIZE);
-}
-
-/* ---------------------------------------------------------------- bandwidth */
-
-static void windows(int fd, char *buf, long n)
-{
+    /* the header carries -size for latency, so that the child knows */
+    int32_t hdr[2] = {lat ? -size : size, (int32_t)n};
     char ack[4];
-    for (long i = 0; i < n; i++) {
-        for (int w = 0; w < BW_WINDOW; w++)
-            write_full(fd, buf, BW_SIZE);
-        recv_msg(fd, ack, sizeof ack);
-    }
-}
-
-static void bandwidth(int fd, char *buf)
-{
-    long warm = 5, iters = 50; /* bandwidth.c's counts for > 8 KiB */
-
+    write_full(fd, hdr, sizeof hdr);
     double t0 = now();
-    windows(fd, buf, 1);
-    double per = now() - t0;
-    if (per > 0 && per * (double)iters > BW_BUDGET) {
-        iters = (long)(BW_BUDGET / per);
-        if (iters < 3) iters = 3;
+    for (long i = 0; i < n; i++) {
+        if (lat) {
+            write_full(fd, buf, (size_t)size);
+            recv_msg(fd, buf, (size_t)size);
+        } else {
+            for (int w = 0; w < BW_WINDOW; w++)
+                write_full(fd, buf, (size_t)size);
+            recv_msg(fd, ack, sizeof ack);
+        }
     }
-    if (per > 0 && per * (double)warm > BW_BUDGET / 4) {
-        warm = (long)(BW_BUDGET / 4 / per);
-        if (warm < 1) warm = 1;
-    }
-    windows(fd, buf, warm);
-
-    t0 = now();
-    windows(fd, buf, iters);
-    double t = now() - t0;
-    double bytes = (double)BW_SIZE * BW_WINDOW * (double)iters;
-    printf("%d %.6g\n", BW_SIZE, bytes / t / 1e6);
+    return now() - t0;
 }
 
-static void bandwidth_peer(int fd, char *buf)
+/* The child: phases until end of file. */
+static void peer(int fd, char *buf)
 {
+    int32_t hdr[2];
     char ack[4] = {0};
-    for (;;) {
-        /* End of file before a window's first message: the parent is done. */
-        if (read_full(fd, buf, BW_SIZE) < 0) return;
-        for (int w = 1; w < BW_WINDOW; w++)
-            recv_msg(fd, buf, BW_SIZE);
-        write_full(fd, ack, sizeof ack);
+    while (read_full(fd, hdr, sizeof hdr) == 0) {
+        for (long i = 0; i < hdr[1]; i++) {
+            if (hdr[0] < 0) {        /* latency: echo */
+                recv_msg(fd, buf, (size_t)-hdr[0]);
+                write_full(fd, buf, (size_t)-hdr[0]);
+            } else {                 /* bandwidth: a window, then an ack */
+                for (int w = 0; w < BW_WINDOW; w++)
+                    recv_msg(fd, buf, (size_t)hdr[0]);
+                write_full(fd, ack, sizeof ack);
+            }
+        }
+    }
+}
+
+/* pingpong.c's and bandwidth.c's counts, lowered to the budget. */
+static void measure(int fd, int lat, char *buf)
+{
+    const int *sizes = lat ? lat_sizes : bw_sizes;
+    size_t nsizes = lat ? NSIZES(lat_sizes) : NSIZES(bw_sizes);
+    for (size_t s = 0; s < nsizes; s++) {
+        int size = sizes[s];
+        long warm, iters, probe = lat ? LAT_PROBE : 1;
+        double budget = lat ? LAT_BUDGET : BW_BUDGET;
+        if (lat) {
+            if (size <= 4096)       { warm = 2000; iters = 50000; }
+            else if (size <= 65536) { warm = 200;  iters = 5000; }
+            else                    { warm = 10;   iters = 500; }
+        } else {
+            if (size <= 8192) { warm = 100; iters = 1000; }
+            else              { warm = 5;   iters = 50; }
+        }
+        double per = phase(fd, lat, buf, size, probe) / (double)probe;
+        if (per > 0 && per * (double)iters > budget) {
+            iters = (long)(budget / per);
+            if (iters < 3) iters = 3;
+        }
+        if (per > 0 && per * (double)warm > budget / 4) {
+            warm = (long)(budget / 4 / per);
+            if (warm < 1) warm = 1;
+        }
+        phase(fd, lat, buf, size, warm);
+        double t = phase(fd, lat, buf, size, iters);
+        if (lat)
+            printf("%d %.3f\n", size, t * 1e6 / (2.0 * (double)iters));
+        else
+            printf("%d %.6g\n", size, (double)size * BW_WINDOW * (double)iters / t / 1e6);
+        fflush(stdout);
     }
 }
 
@@ -205,24 +210,23 @@ static void bandwidth_peer(int fd, char *buf)
 
 int main(int argc, char **argv)
 {
-    int lat;
-    if (argc == 2 && strcmp(argv[1], "latency") == 0) {
+    int lat = -1;
+    if (argc == 3 && strcmp(argv[1], "latency") == 0)
         lat = 1;
-    } else if (argc == 2 && strcmp(argv[1], "bandwidth") == 0) {
+    else if (argc == 3 && strcmp(argv[1], "bandwidth") == 0)
         lat = 0;
-    } else {
-        fprintf(stderr, "usage: %s latency|bandwidth\n", argv[0]);
+    if (lat < 0 || (strcmp(argv[2], "polling") != 0 && strcmp(argv[2], "blocking") != 0)) {
+        fprintf(stderr, "usage: %s latency|bandwidth polling|blocking\n", argv[0]);
         return 2;
     }
+    if (strcmp(argv[2], "blocking") == 0)
+        dontwait = 0;
     /* A dead peer shows up as EPIPE from write, not as a signal. */
     signal(SIGPIPE, SIG_IGN);
 
-    char *buf = NULL;
-    if (!lat) {
-        buf = malloc(BW_SIZE);
-        if (!buf) die("malloc");
-        memset(buf, 'a', BW_SIZE);
-    }
+    char *buf = malloc(MAX_SIZE);
+    if (!buf) die("malloc");
+    memset(buf, 'a', MAX_SIZE);
 
     int lfd = socket(AF_INET, SOCK_STREAM, 0);
     if (lfd < 0) die("socket");
@@ -246,10 +250,7 @@ int main(int argc, char **argv)
         if (fd < 0) die("socket");
         if (connect(fd, (struct sockaddr *)&addr, sizeof addr) < 0) die("connect");
         nodelay(fd);
-        if (lat)
-            latency_peer(fd);
-        else
-            bandwidth_peer(fd, buf);
+        peer(fd, buf);
         close(fd);
         free(buf);
         _exit(0);
@@ -270,13 +271,10 @@ int main(int argc, char **argv)
     close(lfd);
     nodelay(fd);
     if (lat)
-        printf("# plain_tcp latency: size(bytes) one-way-latency(us)\n");
+        printf("# plain_tcp latency %s: size(bytes) one-way-latency(us)\n", argv[2]);
     else
-        printf("# plain_tcp bandwidth: size(bytes) MB/s (window %d)\n", BW_WINDOW);
-    if (lat)
-        latency(fd);
-    else
-        bandwidth(fd, buf);
+        printf("# plain_tcp bandwidth %s: size(bytes) MB/s (window %d)\n", argv[2], BW_WINDOW);
+    measure(fd, lat, buf);
     fflush(stdout);
     close(fd); /* the child sees end of file and exits */
     free(buf);

@@ -15,11 +15,12 @@
  * "put_bw_SIZE MBps" and "fop_lat us" lines. Written for oxmpi's
  * bench/run.sh; not derived from OSU code. */
 #include <mpi.h>
+#include "clock.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define BUDGET 0.3
+#define BUDGET (0.3 * budget_scale())
 #define WINDOW 64
 #define MAX (4 << 20)
 

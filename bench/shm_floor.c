@@ -24,7 +24,7 @@
 #include <unistd.h>
 #include "clock.h"
 
-#define BUDGET 0.3
+#define BUDGET (0.3 * budget_scale())
 #define PROBE 1000
 
 struct line {
