@@ -16,8 +16,11 @@ use std::time::Duration;
 use super::error::MpiResult;
 use super::runtime::{self, Runtime};
 
-/// Polls before yielding when the node's ranks oversubscribe its cores.
-const SHARED_CORE_SPINS: u32 = 64;
+/// Polls before yielding when the node's ranks oversubscribe its cores:
+/// none. A peer this wait needs may be ready to run on this very core, and
+/// every poll before the yield delays it (16 ranks on 2 cores: a barrier
+/// took about twice as long with 64 polls before each yield).
+const SHARED_CORE_SPINS: u32 = 0;
 /// Polls before yielding when each rank has a core (a few milliseconds).
 const OWN_CORE_SPINS: u32 = 1 << 15;
 /// The polls of the current policy (see [`set_local_processes`]).

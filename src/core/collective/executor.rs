@@ -42,8 +42,9 @@ use crate::core::runtime;
 use crate::mpi_abi::constants::*;
 use crate::mpi_abi::types::{MPI_Request, MPI_Status};
 
-/// Polls before a waiting loop starts yielding the CPU.
-const SPINS: u32 = 64;
+/// Idle polls after which the worker yields (none when this node's ranks
+/// oversubscribe its cores: see `progress::spin_polls`).
+const WORKER_SPINS: u32 = 64;
 /// Idle polls after which the worker sleeps [`WORKER_NAP`] between polls (a
 /// waiting thread drives the collectives itself meanwhile, and sleeps on
 /// the doorbell). The worker never sleeps on the epoch's doorbell: the end
@@ -63,6 +64,10 @@ const BLOCK_YIELDS: u32 = 512;
 pub fn block<T>(algorithm: impl Future<Output = MpiResult<T>>) -> MpiResult<T> {
     let mut algorithm = pin!(algorithm);
     let mut cx = Context::from_waker(Waker::noop());
+    // Polls before yielding the CPU: as every blocking call (none when
+    // this node's ranks oversubscribe its cores: the peers this call waits
+    // for need the CPU it would spin on).
+    let spins = crate::core::progress::spin_polls();
     let mut idle: u32 = 0;
     loop {
         if let Poll::Ready(result) = algorithm.as_mut().poll(&mut cx) {
@@ -74,9 +79,9 @@ pub fn block<T>(algorithm: impl Future<Output = MpiResult<T>>) -> MpiResult<T> {
         if moved {
             idle = 0;
         } else {
-            if idle < SPINS {
+            if idle < spins {
                 std::hint::spin_loop();
-            } else if idle < SPINS + BLOCK_YIELDS {
+            } else if idle < spins.saturating_add(BLOCK_YIELDS) {
                 std::thread::yield_now();
             } else {
                 crate::core::progress::nap()?;
@@ -213,6 +218,11 @@ pub fn help() -> bool {
 }
 
 fn run_worker() {
+    let worker_spins = if crate::core::progress::has_own_core() {
+        WORKER_SPINS
+    } else {
+        0
+    };
     let mut idle: u32 = 0;
     loop {
         {
@@ -239,7 +249,7 @@ fn run_worker() {
             idle = 0;
             continue;
         }
-        if idle < SPINS {
+        if idle < worker_spins {
             std::hint::spin_loop();
         } else if idle < WORKER_YIELDS {
             std::thread::yield_now();
