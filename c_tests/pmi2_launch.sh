@@ -6,7 +6,9 @@
 # without OXMPI_PMI none does (PMI-1 stays the default); p2p_basic and
 # reinit_skew pass on two simulated hosts (`-hosts node-a:2,node-b:2
 # -launcher fork -hostname-env OXMPI_HOSTNAME`: shared memory within a
-# "host", TCP between them); MPI_Comm_spawn fails with a clear error.
+# "host", TCP between them); MPI_Comm_spawn fails with a clear error;
+# MPI_Abort's code becomes mpiexec's exit status (PMI-2's abort carries no
+# code: oxmpi's client adds one).
 #
 # Usage: c_tests/pmi2_launch.sh   (OXMPI_PREFIX: the install to test,
 #                                  default build/stage; MPIEXEC: its launcher)
@@ -112,6 +114,30 @@ passes_c_test "reinit_skew on two simulated hosts, OXMPI_PMI=2"
 if [ -x "$WORK/spawn_pmi2" ]; then
     run env OXMPI_PMI=2 "$MPIEXEC" -n 1 "$WORK/spawn_pmi2"
     passes_c_test "MPI_Comm_spawn under PMI-2 fails with MPI_ERR_SPAWN naming PMI-2"
+fi
+
+cat >"$WORK/abort_pmi2.c" <<'SRC'
+#include <mpi.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    int rank;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 1) MPI_Abort(MPI_COMM_WORLD, 7);
+    sleep(30);
+    MPI_Finalize();
+    return 0;
+}
+SRC
+if "$PREFIX/bin/mpicc" -O1 -o "$WORK/abort_pmi2" "$WORK/abort_pmi2.c" 2>"$WORK/cc.err"; then
+    run env OXMPI_PMI=2 "$MPIEXEC" -n 3 "$WORK/abort_pmi2"
+    if [ "$RC" = 7 ] && grep -q "aborted the job with code 7" "$WORK/err"; then
+        ok "MPI_Abort(7) under PMI-2 ends the job with status 7"
+    else
+        not_ok "MPI_Abort(7) under PMI-2 ends the job with status 7" "$(got)"
+    fi
+else
+    not_ok "build abort_pmi2" "$(head -c 600 "$WORK/cc.err")"
 fi
 
 if [ "$failures" -ne 0 ]; then
