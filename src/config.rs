@@ -66,6 +66,9 @@ pub struct Config {
     /// ask the launcher to tell this process when a rank fails, and fail
     /// the operations that wait on it (see `core::failures`).
     pub failure_notices: bool,
+    /// `OXMPI_PMI`: the PMI version the library speaks to its launcher:
+    /// `1` (the default), `2`, or `auto` (see [`PmiChoice`]).
+    pub pmi: PmiChoice,
     /// `OXMPI_CC`: read by the `mpicc` script, not by the library; kept
     /// only to show it as a control variable (MPI_T).
     pub cc: Option<String>,
@@ -107,6 +110,39 @@ fn transport_choice() -> TransportChoice {
         other => {
             eprintln!("oxmpi: ignoring OXMPI_TRANSPORT={other}: expected auto, tcp or shm");
             TransportChoice::Auto
+        }
+    }
+}
+
+/// Which PMI version the library asks its launcher for (`OXMPI_PMI`).
+///
+/// The default is PMI-1: every launcher oxmpi runs under speaks it (oxmpi's
+/// mpiexec, Hydra, Slurm's `--mpi=pmi1`), and it is what MPICH programs use
+/// by default. `auto` asks for PMI-2 and, when the server refuses it with
+/// an `rc` other than 0, asks again for PMI-1 on the same connection; a
+/// server that closes the connection instead of answering fails the
+/// initialization (an inherited `PMI_FD` cannot be reopened), which is why
+/// `auto` is not the default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PmiChoice {
+    V1,
+    V2,
+    Auto,
+}
+
+fn pmi_choice() -> PmiChoice {
+    match std::env::var("OXMPI_PMI")
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase()
+        .as_str()
+    {
+        "" | "1" => PmiChoice::V1,
+        "2" => PmiChoice::V2,
+        "auto" => PmiChoice::Auto,
+        other => {
+            eprintln!("oxmpi: ignoring OXMPI_PMI={other}: expected 1, 2 or auto");
+            PmiChoice::V1
         }
     }
 }
@@ -212,6 +248,7 @@ impl Config {
                 .and_then(|v| v.trim().parse().ok())
                 .filter(|&pid: &i32| pid > 0),
             failure_notices: flag("OXMPI_FAILURE_NOTICES").unwrap_or(false),
+            pmi: pmi_choice(),
             cc: std::env::var("OXMPI_CC").ok(),
             unexpected_limit: std::env::var("OXMPI_UNEXPECTED_LIMIT").ok().map_or(
                 DEFAULT_UNEXPECTED_LIMIT,

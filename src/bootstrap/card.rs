@@ -3,6 +3,11 @@
 //! so every epoch has fresh keys (PMI servers refuse or mishandle a second
 //! put of one key) and a peer still in an older epoch is never mistaken for
 //! one in the new epoch. Peers read cards lazily, on first contact.
+//!
+//! A card's fields are separated by `,` and hold no `;`: PMI-2 doubles a
+//! `;` inside a value, but Hydra 4.0.2's PMI-2 server splits its messages
+//! at every `;`, so a card holding one would come back cut short. (Cards
+//! of earlier versions, separated by `;`, still parse.)
 use std::fmt;
 
 /// The PMI key of `rank`'s card in `epoch`.
@@ -28,7 +33,7 @@ impl fmt::Display for Card {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "node={};pid={};lid={};nl={};shm={};tcp={}",
+            "node={},pid={},lid={},nl={},shm={},tcp={}",
             self.node, self.pid, self.local_index, self.local_count, self.shm_segment, self.tcp
         )
     }
@@ -44,7 +49,7 @@ impl Card {
             shm_segment: String::new(),
             tcp: String::new(),
         };
-        for field in text.split(';') {
+        for field in text.split([',', ';']) {
             let (k, v) = field.split_once('=')?;
             match k {
                 "node" => card.node = v.to_string(),
@@ -74,7 +79,10 @@ mod tests {
             shm_segment: "/oxmpi-j-e2-r1".into(),
             tcp: "10.0.0.5:4123".into(),
         };
-        assert_eq!(Card::parse(&c.to_string()), Some(c));
+        assert!(!c.to_string().contains(';'), "{c}");
+        assert_eq!(Card::parse(&c.to_string()), Some(c.clone()));
+        let old_style = c.to_string().replace(',', ";");
+        assert_eq!(Card::parse(&old_style), Some(c));
         assert_eq!(Card::parse("garbage"), None);
         assert_ne!(card_key(1, 3), card_key(2, 3));
     }

@@ -1,6 +1,6 @@
 //! Bootstrap: how a process learns its job (rank, size, node) and finds its
-//! peers, through the PMI-1 wire protocol spoken by oxmpi's mpiexec and by
-//! MPICH's Hydra.
+//! peers, through the PMI-1 or PMI-2 wire protocol spoken by oxmpi's
+//! mpiexec and by MPICH's Hydra.
 pub mod card;
 #[cfg(test)]
 mod fuzz;

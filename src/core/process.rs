@@ -126,7 +126,7 @@ impl Process {
         }
         let shared = match pmi.as_mut() {
             Some(client) => client
-                .get("PMI_process_mapping")
+                .process_mapping()
                 .ok()
                 .flatten()
                 .and_then(|v| process_mapping::parse(&v))

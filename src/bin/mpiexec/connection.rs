@@ -8,12 +8,20 @@
 //! leave in the order they were queued; a connection marked closing is
 //! dropped only after its outbox is empty, so `finalize_ack` always reaches
 //! the rank.
+//!
+//! A rank's connection starts with PMI-1 lines; once it sends a successful
+//! PMI-2 `response_to_init` (the rank asked for version 2), it reads and
+//! writes PMI-2 messages (`wire2`) from the next byte on. The rank waits
+//! for that answer before it sends its first PMI-2 message, so no byte is
+//! read under the wrong framing; bytes already buffered after the `init`
+//! line carry over.
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
 use oxmpi::bootstrap::pmi::wire::{LineBuffer, PmiMessage, WireError};
+use oxmpi::bootstrap::pmi::wire2::{self, FrameBuffer};
 
 /// Something a rank sent.
 #[derive(Debug)]
@@ -90,6 +98,31 @@ impl LineConnection {
         (lines, eof)
     }
 
+    /// Reads everything available now, unsplit (after `take_pending`).
+    /// Returns the bytes and whether the peer closed its end.
+    pub fn read_bytes(&mut self) -> (Vec<u8>, bool) {
+        let mut bytes = Vec::new();
+        let mut chunk = [0u8; 4096];
+        let eof = loop {
+            match (&self.stream).read(&mut chunk) {
+                Ok(0) => break true,
+                Ok(n) => bytes.extend_from_slice(&chunk[..n]),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break false,
+                Err(e) => {
+                    log::debug!("socket read: {e}");
+                    break true;
+                }
+            }
+        };
+        (bytes, eof)
+    }
+
+    /// The bytes read but not handed out as lines yet.
+    pub fn take_pending(&mut self) -> Vec<u8> {
+        self.input.take_pending()
+    }
+
     fn take_lines(&mut self, lines: &mut Vec<Result<String, WireError>>) {
         while let Some(line) = self.input.next_line() {
             lines.push(line);
@@ -143,6 +176,8 @@ pub struct PmiConnection {
     lines: LineConnection,
     /// A multi-line `mcmd=...` request being collected until `endcmd`.
     multiline: Option<PmiMessage>,
+    /// PMI-2 framing, once the rank's `init` asked for it.
+    frames: Option<FrameBuffer>,
 }
 
 impl PmiConnection {
@@ -160,6 +195,7 @@ impl PmiConnection {
                 oxmpi::bootstrap::pmi::wire::MAX_LINE_LEN,
             )?,
             multiline: None,
+            frames: None,
         })
     }
 
@@ -171,6 +207,21 @@ impl PmiConnection {
     /// Reads everything available now. Returns the requests received and
     /// whether the rank closed its end (or the connection broke).
     pub fn read_available(&mut self) -> (Vec<Incoming>, bool) {
+        if let Some(frames) = self.frames.as_mut() {
+            let (bytes, eof) = self.lines.read_bytes();
+            frames.feed(&bytes);
+            let mut incoming = Vec::new();
+            while let Some(body) = frames.next_frame() {
+                incoming.push(match body.and_then(|b| wire2::parse_body_lenient(&b)) {
+                    Ok(msg) => Incoming::Request(msg),
+                    Err(e) => Incoming::Malformed(e),
+                });
+            }
+            if eof && frames.has_partial_frame() {
+                log::debug!("peer closed its socket in the middle of a PMI-2 message");
+            }
+            return (incoming, eof);
+        }
         let (lines, eof) = self.lines.read_lines();
         let mut incoming = Vec::new();
         self.split_lines(lines, &mut incoming);
@@ -214,6 +265,22 @@ impl PmiConnection {
     /// for a line) is replaced by an `rc=-1` answer of the same command.
     pub fn send(&mut self, msg: &PmiMessage) {
         log::debug!("PMI answer: {msg}");
+        if self.frames.is_some() {
+            let bytes = wire2::encode(msg).unwrap_or_else(|e| {
+                log::warn!("cannot send PMI-2 answer {msg}: {e}");
+                wire2::encode(
+                    &PmiMessage::new(msg.cmd.clone())
+                        .with("rc", -1)
+                        .with("errmsg", "answer_too_long"),
+                )
+                .unwrap_or_default()
+            });
+            self.lines.queue(&bytes);
+            return;
+        }
+        let switch = msg.is("response_to_init")
+            && msg.get("pmi_version") == Some("2")
+            && msg.get("rc") == Some("0");
         let line = msg.render().unwrap_or_else(|e| {
             log::warn!("cannot send PMI answer {msg}: {e}");
             PmiMessage::new(msg.cmd.clone())
@@ -223,6 +290,11 @@ impl PmiConnection {
                 .unwrap_or_else(|_| "cmd=error rc=-1\n".to_string())
         });
         self.lines.queue(line.as_bytes());
+        if switch {
+            let mut frames = FrameBuffer::new();
+            frames.feed(&self.lines.take_pending());
+            self.frames = Some(frames);
+        }
     }
 
     /// Marks the connection to be closed once its answers are written.
@@ -336,6 +408,48 @@ mod tests {
         let mut received = String::new();
         client.read_to_string(&mut received).unwrap();
         assert_eq!(received, "cmd=barrier_out\ncmd=finalize_ack\n");
+    }
+
+    #[test]
+    fn switches_to_pmi2_framing_after_a_pmi2_init_answer() {
+        let (mut conn, mut client) = pair();
+        client
+            .write_all(b"cmd=init pmi_version=2 pmi_subversion=0\n    23cmd=fullinit;pmirank=0;")
+            .unwrap();
+        let (incoming, _) = conn.read_available();
+        assert_eq!(
+            requests(incoming),
+            ["cmd=init pmi_version=2 pmi_subversion=0"]
+        );
+        conn.send(
+            &PmiMessage::new("response_to_init")
+                .with("pmi_version", 2)
+                .with("pmi_subversion", 0)
+                .with("rc", 0),
+        );
+        // The bytes after the init line were held back, and are PMI-2.
+        client.write_all(b"20    cmd=kvs-fence;bid=kv").unwrap();
+        let (incoming, eof) = conn.read_available();
+        assert_eq!(
+            requests(incoming),
+            ["cmd=fullinit pmirank=0", "cmd=kvs-fence"]
+        );
+        assert!(!eof);
+        conn.send(&PmiMessage::new("kvs-fence-response").with("rc", 0));
+        client.write_all(b"   xyzcmd=x;").unwrap();
+        let (incoming, _) = conn.read_available();
+        assert_eq!(
+            requests(incoming),
+            ["malformed: PMI-2 length prefix \"   xyz\" is not a number"]
+        );
+        conn.flush().unwrap();
+        drop(conn);
+        let mut received = String::new();
+        client.read_to_string(&mut received).unwrap();
+        assert_eq!(
+            received,
+            "cmd=response_to_init pmi_version=2 pmi_subversion=0 rc=0\n    28cmd=kvs-fence-response;rc=0;"
+        );
     }
 
     #[test]

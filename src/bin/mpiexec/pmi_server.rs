@@ -1,6 +1,12 @@
-//! The PMI-1 server's protocol logic: given a rank and the message it sent,
+//! The PMI server's protocol logic: given a rank and the message it sent,
 //! decide what to answer (and to whom), with no sockets involved, so that
 //! every command is unit-tested on its own.
+//!
+//! A process speaks PMI-1 or PMI-2, as its `init` line asked (recorded per
+//! process; the connection switches its framing when it sends the PMI-2
+//! `response_to_init`, see `connection.rs`). PMI-2's commands are in the
+//! submodule `v2`; both versions share the KVS, the barrier (PMI-2's
+//! `kvs-fence`), the name service and abort.
 //!
 //! Processes are named by their global id (see `groups.rs`); what a process
 //! is told (its rank, size, appnum, KVS, barrier) is relative to its process
@@ -24,6 +30,8 @@ use crate::groups::{Place, ProcessGroups};
 use crate::kvs::Kvs;
 use crate::name_service::NameService;
 use crate::spawn_request::{wire_reason, SpawnCommand, SpawnSegments};
+
+mod v2;
 
 /// Limits announced in `cmd=maxes` (Hydra 4.0.2's values).
 const KVSNAME_MAX: usize = 256;
@@ -79,7 +87,20 @@ pub struct PmiServer {
     /// [`PmiServer::rank_failed`]).
     notified: Vec<bool>,
     spawns: SpawnSegments,
+    /// The PMI version of each process (1 until it asks for 2).
+    versions: Vec<u8>,
+    /// The node of each process of the first world (PMI-2 node
+    /// attributes); later processes run on the launcher's host.
+    node_of: Vec<usize>,
+    /// PMI-2 node attributes, by node.
+    node_attributes: std::collections::HashMap<(usize, String), String>,
+    /// PMI-2 `info-getnodeattr` requests with `wait=TRUE` for an attribute
+    /// not put yet: (process, node, key).
+    attribute_waiters: Vec<(usize, usize, String)>,
 }
+
+/// The node of processes `PmiServer::node_of` does not place.
+const LAUNCHER_HOST: usize = usize::MAX;
 
 impl PmiServer {
     /// A server for a world of `size` ranks using `kvs` as its key-value
@@ -93,7 +114,26 @@ impl PmiServer {
             finalized: vec![false; size],
             notified: vec![false; size],
             spawns: SpawnSegments::default(),
+            versions: vec![1; size],
+            node_of: Vec::new(),
+            node_attributes: std::collections::HashMap::new(),
+            attribute_waiters: Vec::new(),
         }
+    }
+
+    /// Where the first world's processes run: `nodes[rank]` is the index
+    /// of rank's node (PMI-2 node attributes are shared per node).
+    pub fn set_nodes(&mut self, nodes: Vec<usize>) {
+        self.node_of = nodes;
+    }
+
+    fn node_of(&self, id: usize) -> usize {
+        self.node_of.get(id).copied().unwrap_or(LAUNCHER_HOST)
+    }
+
+    /// The PMI version process `id` speaks.
+    pub fn version_of(&self, id: usize) -> u8 {
+        self.versions.get(id).copied().unwrap_or(1)
     }
 
     /// The job's process groups.
@@ -123,12 +163,15 @@ impl PmiServer {
         ] {
             v.resize(total, false);
         }
+        self.versions.resize(total, 1);
         group
     }
 
     /// Process `id` ended: what it sent of a spawn is dropped.
     pub fn process_ended(&mut self, id: usize) {
         self.spawns.forget(id);
+        self.attribute_waiters
+            .retain(|(waiter, _, _)| *waiter != id);
     }
 
     /// Processes currently waiting in a barrier, over every group.
@@ -173,13 +216,25 @@ impl PmiServer {
                 problem: format!("PMI request from unknown process {rank}"),
             }];
         };
+        if self.version_of(rank) == 2 && request.cmd != "init" {
+            return self.handle_v2(rank, place, request);
+        }
         let group = self.groups.group(place.group);
         match request.cmd.as_str() {
             "init" => {
                 if let Some(i) = self.initialized.get_mut(rank) {
                     *i = true;
                 }
-                reply(self.init(request))
+                let answer = self.init(request);
+                let version = if answer.get("pmi_version") == Some("2") {
+                    2
+                } else {
+                    1
+                };
+                if let Some(v) = self.versions.get_mut(rank) {
+                    *v = version;
+                }
+                reply(answer)
             }
             "initack" => self.initack(rank, place, request),
             "get_maxes" => reply(
@@ -268,7 +323,7 @@ impl PmiServer {
             .collect()
     }
 
-    /// Accepts PMI 1.1 and 1.2 and answers with the version sent.
+    /// Accepts PMI 1.1, 1.2 and 2.0 and answers with the version sent.
     fn init(&self, request: &PmiMessage) -> PmiMessage {
         let version = request.get("pmi_version");
         let subversion = request.get("pmi_subversion");
@@ -280,6 +335,7 @@ impl PmiServer {
         };
         match (version, subversion) {
             (Some("1"), Some(s @ ("1" | "2"))) => answer("1", s, 0),
+            (Some("2"), Some("0")) => answer("2", "0", 0),
             _ => {
                 log::warn!("refusing PMI version {version:?}.{subversion:?}");
                 answer("1", "1", -1)
@@ -384,8 +440,16 @@ impl PmiServer {
             return Vec::new();
         }
         group.in_barrier.iter_mut().for_each(|b| *b = false);
-        (group.base..group.base + group.size())
-            .map(|r| Action::Reply(r, PmiMessage::new("barrier_out")))
+        let members = group.base..group.base + group.size();
+        members
+            .map(|r| {
+                let out = if self.version_of(r) == 2 {
+                    PmiMessage::new("kvs-fence-response").with("rc", 0)
+                } else {
+                    PmiMessage::new("barrier_out")
+                };
+                Action::Reply(r, out)
+            })
             .collect()
     }
 
@@ -492,7 +556,7 @@ mod tests {
     }
 
     #[test]
-    fn init_accepts_1_1_and_1_2() {
+    fn init_accepts_1_1_1_2_and_2_0() {
         let mut s = server(2);
         assert_eq!(
             answer(&mut s, 0, "cmd=init pmi_version=1 pmi_subversion=1"),
@@ -503,9 +567,15 @@ mod tests {
             "cmd=response_to_init pmi_version=1 pmi_subversion=2 rc=0"
         );
         assert_eq!(
-            answer(&mut s, 1, "cmd=init pmi_version=2 pmi_subversion=0"),
+            answer(&mut s, 1, "cmd=init pmi_version=3 pmi_subversion=0"),
             "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=-1"
         );
+        assert_eq!(s.version_of(1), 1);
+        assert_eq!(
+            answer(&mut s, 1, "cmd=init pmi_version=2 pmi_subversion=0"),
+            "cmd=response_to_init pmi_version=2 pmi_subversion=0 rc=0"
+        );
+        assert_eq!(s.version_of(1), 2);
     }
 
     #[test]

@@ -1,6 +1,14 @@
-//! The library's PMI-1 client: talks to oxmpi's mpiexec or MPICH's Hydra
+//! The library's PMI client: talks to oxmpi's mpiexec or MPICH's Hydra
 //! over the inherited `PMI_FD` socket, or over TCP with `PMI_PORT`/`PMI_ID`.
-//! Requests are synchronous: one line out, the matching answer back.
+//! Requests are synchronous: one message out, the matching answer back.
+//!
+//! It speaks PMI-1 (one line per message, `super::wire`) or PMI-2
+//! (length-prefixed messages, `super::wire2`; its requests are in
+//! `super::client2`), as `OXMPI_PMI` says (`config::PmiChoice`: PMI-1
+//! unless told). Both start with the same PMI-1 `init` line; the version the
+//! server accepts decides the framing from then on. Callers see one
+//! interface: every method below does the same under either version, or
+//! says it cannot (`spawn` under PMI-2).
 //!
 //! One extension of oxmpi's mpiexec: a process that asked for them
 //! ([`PmiClient::subscribe_failures`], under `mpiexec
@@ -17,11 +25,13 @@ use std::io::{self, Write};
 use std::net::TcpStream;
 use std::os::fd::AsRawFd;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU8, Ordering};
 
 use thiserror::Error;
 
 use super::wire::{LineBuffer, PmiMessage, WireError};
+use super::wire2::{self, FrameBuffer};
+use crate::config::PmiChoice;
 
 #[derive(Debug, Error)]
 pub enum PmiError {
@@ -53,13 +63,40 @@ pub struct JobPlacement {
 
 pub struct PmiClient {
     stream: File,
-    buffer: LineBuffer,
+    reader: Reader,
     pub placement: JobPlacement,
     /// Whether `finalize` was sent (the server then closes the connection).
-    finalized: bool,
+    pub(super) finalized: bool,
     /// Ranks the server reported failed, not taken yet.
     failures: Vec<u32>,
 }
+
+/// How messages come in: PMI-1 lines until the server accepted PMI-2,
+/// length-prefixed messages after.
+enum Reader {
+    Lines(LineBuffer),
+    Frames(FrameBuffer),
+}
+
+impl Reader {
+    fn next_message(&mut self) -> Option<Result<PmiMessage, WireError>> {
+        match self {
+            Reader::Lines(lines) => lines.next_message(),
+            Reader::Frames(frames) => frames.next_message(),
+        }
+    }
+
+    fn fill_from(&mut self, stream: &mut File) -> io::Result<usize> {
+        match self {
+            Reader::Lines(lines) => lines.fill_from(stream),
+            Reader::Frames(frames) => frames.fill_from(stream),
+        }
+    }
+}
+
+/// The PMI version of the connection whose descriptor is `ABORT_FD`
+/// (1 or 2), for framing `abort`.
+static ABORT_VERSION: AtomicU8 = AtomicU8::new(1);
 
 /// One command of a PMI `spawn` (`MPI_Comm_spawn_multiple` has several).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -103,7 +140,13 @@ impl PmiClient {
             // process; nothing else in the process owns it.
             let owned = unsafe { OwnedFd::from_raw_fd(fd as RawFd) };
             set_cloexec(&owned)?;
-            let client = PmiClient::handshake(File::from(owned), None, rank as u32, size as u32)?;
+            let client = PmiClient::handshake(
+                File::from(owned),
+                None,
+                rank as u32,
+                size as u32,
+                crate::config::get().pmi,
+            )?;
             return Ok(Some(client));
         }
         if let Ok(port) = std::env::var("PMI_PORT") {
@@ -111,7 +154,13 @@ impl PmiClient {
             let stream = TcpStream::connect(port.trim())?;
             stream.set_nodelay(true)?;
             let file = File::from(OwnedFd::from(stream));
-            return Ok(Some(PmiClient::handshake(file, Some(id), 0, 1)?));
+            return Ok(Some(PmiClient::handshake(
+                file,
+                Some(id),
+                0,
+                1,
+                crate::config::get().pmi,
+            )?));
         }
         Ok(None)
     }
@@ -121,11 +170,13 @@ impl PmiClient {
         pmi_id: Option<i64>,
         rank: u32,
         size: u32,
+        choice: PmiChoice,
     ) -> Result<PmiClient, PmiError> {
+        ABORT_VERSION.store(1, Ordering::SeqCst);
         ABORT_FD.store(stream.as_raw_fd(), Ordering::SeqCst);
         let mut client = PmiClient {
             stream,
-            buffer: LineBuffer::new(),
+            reader: Reader::Lines(LineBuffer::new()),
             placement: JobPlacement {
                 rank,
                 size,
@@ -155,6 +206,26 @@ impl PmiClient {
                     client.placement.rank = parse_field("rank", v)?;
                 }
             }
+        }
+        if choice != PmiChoice::V1 {
+            let init = client.request(
+                PmiMessage::new("init")
+                    .with("pmi_version", 2)
+                    .with("pmi_subversion", 0),
+                "response_to_init",
+            )?;
+            if init.get("rc") == Some("0") && init.get("pmi_version") == Some("2") {
+                client.switch_to_frames();
+                client.init_v2()?;
+                log::debug!("PMI-2 connected: {:?}", client.placement);
+                return Ok(client);
+            }
+            if choice == PmiChoice::V2 {
+                return Err(PmiError::Protocol(format!(
+                    "the launcher refused PMI-2 (OXMPI_PMI=2): {init}"
+                )));
+            }
+            log::debug!("the launcher refused PMI-2 ({init}); asking for PMI-1");
         }
         let init = client.request(
             PmiMessage::new("init")
@@ -186,21 +257,50 @@ impl PmiClient {
     /// environment, and the abort descriptor left alone).
     #[cfg(test)]
     pub(super) fn connect_for_test(stream: File) -> Result<PmiClient, PmiError> {
-        let client = PmiClient::handshake(stream, None, 0, 2);
+        PmiClient::connect_for_test_with(stream, PmiChoice::V1)
+    }
+
+    /// Same, asking for the PMI version `choice` says.
+    #[cfg(test)]
+    pub(super) fn connect_for_test_with(
+        stream: File,
+        choice: PmiChoice,
+    ) -> Result<PmiClient, PmiError> {
+        let client = PmiClient::handshake(stream, None, 0, 2, choice);
         ABORT_FD.store(-1, Ordering::SeqCst);
         client
     }
 
-    fn send(&mut self, msg: &PmiMessage) -> Result<(), PmiError> {
-        let line = msg.render()?;
-        log::trace!("PMI -> {}", line.trim_end());
-        self.stream.write_all(line.as_bytes())?;
+    /// Whether the connection speaks PMI-2.
+    pub fn is_pmi2(&self) -> bool {
+        matches!(self.reader, Reader::Frames(_))
+    }
+
+    /// From now on messages are PMI-2's, both ways.
+    fn switch_to_frames(&mut self) {
+        if let Reader::Lines(lines) = &mut self.reader {
+            let mut frames = FrameBuffer::new();
+            frames.feed(&lines.take_pending());
+            self.reader = Reader::Frames(frames);
+        }
+        if ABORT_FD.load(Ordering::SeqCst) == self.stream.as_raw_fd() {
+            ABORT_VERSION.store(2, Ordering::SeqCst);
+        }
+    }
+
+    pub(super) fn send(&mut self, msg: &PmiMessage) -> Result<(), PmiError> {
+        let bytes = match self.reader {
+            Reader::Lines(_) => msg.render()?.into_bytes(),
+            Reader::Frames(_) => wire2::encode(msg)?,
+        };
+        log::trace!("PMI -> {msg}");
+        self.stream.write_all(&bytes)?;
         Ok(())
     }
 
     fn receive(&mut self) -> Result<PmiMessage, PmiError> {
         loop {
-            if let Some(msg) = self.buffer.next_message() {
+            if let Some(msg) = self.reader.next_message() {
                 let msg = msg?;
                 log::trace!("PMI <- {msg:?}");
                 if self.set_aside(&msg)? {
@@ -208,7 +308,7 @@ impl PmiClient {
                 }
                 return Ok(msg);
             }
-            if self.buffer.fill_from(&mut self.stream)? == 0 {
+            if self.reader.fill_from(&mut self.stream)? == 0 {
                 return Err(PmiError::Closed);
             }
         }
@@ -253,10 +353,10 @@ impl PmiClient {
         // SAFETY: one valid pollfd, timeout 0: poll only fills `revents`.
         let ready = unsafe { libc::poll(&mut pollfd, 1, 0) };
         if ready > 0 && !self.finalized {
-            if self.buffer.fill_from(&mut self.stream)? == 0 {
+            if self.reader.fill_from(&mut self.stream)? == 0 {
                 return Err(PmiError::Closed);
             }
-            while let Some(msg) = self.buffer.next_message() {
+            while let Some(msg) = self.reader.next_message() {
                 let msg = msg?;
                 if !self.set_aside(&msg)? {
                     return Err(PmiError::Protocol(format!("unasked message {msg:?}")));
@@ -271,7 +371,7 @@ impl PmiClient {
         std::mem::take(&mut self.failures)
     }
 
-    fn expect(&mut self, cmd: &str) -> Result<PmiMessage, PmiError> {
+    pub(super) fn expect(&mut self, cmd: &str) -> Result<PmiMessage, PmiError> {
         let msg = self.receive()?;
         if !msg.is(cmd) {
             return Err(PmiError::Protocol(format!(
@@ -281,7 +381,11 @@ impl PmiClient {
         Ok(msg)
     }
 
-    fn request(&mut self, msg: PmiMessage, answer: &str) -> Result<PmiMessage, PmiError> {
+    pub(super) fn request(
+        &mut self,
+        msg: PmiMessage,
+        answer: &str,
+    ) -> Result<PmiMessage, PmiError> {
         self.send(&msg)?;
         self.expect(answer)
     }
@@ -295,6 +399,9 @@ impl PmiClient {
     /// Publishes `key=value` in the key-value space `kvsname` (another
     /// world's of the job, where the server allows it).
     pub fn put_in(&mut self, kvsname: &str, key: &str, value: &str) -> Result<(), PmiError> {
+        if self.is_pmi2() {
+            return self.put_v2(kvsname, key, value);
+        }
         let answer = self.request(
             PmiMessage::new("put")
                 .with("kvsname", kvsname)
@@ -317,6 +424,9 @@ impl PmiClient {
 
     /// Looks a key up in the key-value space `kvsname`.
     pub fn get_from(&mut self, kvsname: &str, key: &str) -> Result<Option<String>, PmiError> {
+        if self.is_pmi2() {
+            return self.get_v2(kvsname, key);
+        }
         let answer = self.request(
             PmiMessage::new("get")
                 .with("kvsname", kvsname)
@@ -338,6 +448,11 @@ impl PmiClient {
         commands: &[SpawnCommand],
         preput: &[(String, String)],
     ) -> Result<(), PmiError> {
+        if self.is_pmi2() {
+            return Err(PmiError::Protocol(
+                "starting processes is not supported under PMI-2 (OXMPI_PMI=2): use PMI-1".into(),
+            ));
+        }
         let mut text = String::new();
         for (i, c) in commands.iter().enumerate() {
             let mut m = PmiMessage::new("spawn")
@@ -377,6 +492,9 @@ impl PmiClient {
     /// The launcher's name service (`MPI_Publish_name`): whether `service`
     /// was published (false: published already).
     pub fn publish_name(&mut self, service: &str, port: &str) -> Result<bool, PmiError> {
+        if self.is_pmi2() {
+            return self.publish_name_v2(service, port);
+        }
         let answer = self.request(
             PmiMessage::new("publish_name")
                 .with("service", service)
@@ -388,6 +506,9 @@ impl PmiClient {
 
     /// `MPI_Unpublish_name`: whether `service` was published.
     pub fn unpublish_name(&mut self, service: &str) -> Result<bool, PmiError> {
+        if self.is_pmi2() {
+            return self.unpublish_name_v2(service);
+        }
         let answer = self.request(
             PmiMessage::new("unpublish_name").with("service", service),
             "unpublish_result",
@@ -397,6 +518,9 @@ impl PmiClient {
 
     /// `MPI_Lookup_name`: the port published for `service`, if any.
     pub fn lookup_name(&mut self, service: &str) -> Result<Option<String>, PmiError> {
+        if self.is_pmi2() {
+            return self.lookup_name_v2(service);
+        }
         let answer = self.request(
             PmiMessage::new("lookup_name").with("service", service),
             "lookup_result",
@@ -408,10 +532,22 @@ impl PmiClient {
     }
 
     /// The job-wide barrier (also the point where Hydra 4.0.2 makes puts
-    /// visible).
+    /// visible): PMI-1 `barrier_in`, PMI-2 `kvs-fence`.
     pub fn barrier(&mut self) -> Result<(), PmiError> {
+        if self.is_pmi2() {
+            return self.fence_v2();
+        }
         self.request(PmiMessage::new("barrier_in"), "barrier_out")?;
         Ok(())
+    }
+
+    /// The job's `PMI_process_mapping` (a PMI-1 key, a PMI-2 job
+    /// attribute), `None` when the launcher does not say.
+    pub fn process_mapping(&mut self) -> Result<Option<String>, PmiError> {
+        if self.is_pmi2() {
+            return self.job_attribute("PMI_process_mapping");
+        }
+        self.get("PMI_process_mapping")
     }
 
     /// Tells the server this process is done with PMI.
@@ -420,13 +556,17 @@ impl PmiClient {
             return Ok(());
         }
         self.finalized = true;
-        self.request(PmiMessage::new("finalize"), "finalize_ack")?;
+        if self.is_pmi2() {
+            self.request_v2(PmiMessage::new("finalize"), "finalize-response")?;
+        } else {
+            self.request(PmiMessage::new("finalize"), "finalize_ack")?;
+        }
         ABORT_FD.store(-1, Ordering::SeqCst);
         Ok(())
     }
 }
 
-fn parse_field<T: std::str::FromStr>(name: &str, value: &str) -> Result<T, PmiError> {
+pub(super) fn parse_field<T: std::str::FromStr>(name: &str, value: &str) -> Result<T, PmiError> {
     value
         .parse()
         .map_err(|_| PmiError::Protocol(format!("{name}={value} is not a number")))
@@ -453,19 +593,29 @@ pub fn send_abort(code: i32, message: &str) -> bool {
     if fd < 0 {
         return false;
     }
-    let mut msg = PmiMessage::new("abort").with("exitcode", code);
     let text: String = message
         .chars()
         .map(|c| if c.is_ascii_graphic() { c } else { '_' })
         .take(512)
         .collect();
-    if !text.is_empty() {
-        msg.push("error_msg", text);
-    }
-    let Ok(line) = msg.render() else {
+    let encoded = if ABORT_VERSION.load(Ordering::SeqCst) == 2 {
+        // PMI-2's abort carries no exit code: `exitcode` is oxmpi's
+        // addition (other servers ignore it).
+        let msg = PmiMessage::new("abort")
+            .with("isworld", "TRUE")
+            .with("msg", text)
+            .with("exitcode", code);
+        wire2::encode(&msg).ok()
+    } else {
+        let mut msg = PmiMessage::new("abort").with("exitcode", code);
+        if !text.is_empty() {
+            msg.push("error_msg", text);
+        }
+        msg.render().ok().map(String::into_bytes)
+    };
+    let Some(bytes) = encoded else {
         return false;
     };
-    let bytes = line.as_bytes();
     // SAFETY: write(2) from a valid buffer of `bytes.len()` bytes to the PMI
     // descriptor this module registered; a stale descriptor only fails.
     let written = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };

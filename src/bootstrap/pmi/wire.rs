@@ -61,6 +61,22 @@ pub enum WireError {
         /// The character that cannot be carried.
         bad: char,
     },
+    /// A PMI-2 message whose 6-character length prefix is not a decimal
+    /// number.
+    #[error("PMI-2 length prefix {0:?} is not a number")]
+    BadLength(String),
+    /// A PMI-2 message longer than the limit.
+    #[error("PMI-2 message of {len} bytes, longer than {limit}")]
+    FrameTooLong {
+        /// The length announced (or that the message would have).
+        len: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// A PMI-2 field not ended by `;`, or a message that ends inside its
+    /// first field.
+    #[error("PMI-2 field not ended by `;`: {0:?}")]
+    Unterminated(String),
     /// A required field is absent from a message.
     #[error("PMI message `{cmd}` lacks the field `{key}`")]
     MissingField {
@@ -295,6 +311,16 @@ impl LineBuffer {
         let n = reader.read(&mut chunk)?;
         self.feed(&chunk[..n]);
         Ok(n)
+    }
+
+    /// Takes the bytes received but not handed out as lines yet (what
+    /// follows the last complete line), for a reader that switches to
+    /// another framing (PMI-2 after its `init` line).
+    pub fn take_pending(&mut self) -> Vec<u8> {
+        if std::mem::take(&mut self.discarding) {
+            self.pending.clear();
+        }
+        std::mem::take(&mut self.pending)
     }
 
     /// Whether bytes of an unfinished line are buffered (useful at end of

@@ -59,6 +59,7 @@ pub static CATEGORIES: [Category; 7] = [
             "OXMPI_JOB_SECRET",
             "OXMPI_LAUNCHER_PID",
             "OXMPI_FAILURE_NOTICES",
+            "OXMPI_PMI",
             "OXMPI_CC",
         ],
         pvars: &[],

@@ -94,7 +94,7 @@ fn wrong_type() -> MpiError {
 
 const CONSTANT: i32 = MPI_T_SCOPE_CONSTANT;
 
-pub static CVARS: [Cvar; 18] = [
+pub static CVARS: [Cvar; 19] = [
     Cvar {
         name: "MPIR_CVAR_FINALIZE_ATEXIT",
         desc: "1: transports and the PMI connection outlive the last finalize, are reused by the next epoch and torn down at exit (MPICH's name; same as OXMPI_FINALIZE_ATEXIT)",
@@ -294,6 +294,22 @@ pub static CVARS: [Cvar; 18] = [
         enumeration: None,
         scope: CONSTANT,
         read: || flag(config::get().failure_notices),
+        write: None,
+    },
+    Cvar {
+        name: "OXMPI_PMI",
+        desc: "the PMI version spoken to the launcher: 1 (default), 2, or auto (2, else 1 when the launcher refuses 2)",
+        verbosity: MPI_T_VERBOSITY_USER_DETAIL,
+        datatype: CvarType::Char,
+        enumeration: None,
+        scope: CONSTANT,
+        read: || {
+            text(Some(match config::get().pmi {
+                config::PmiChoice::V1 => "1",
+                config::PmiChoice::V2 => "2",
+                config::PmiChoice::Auto => "auto",
+            }))
+        },
         write: None,
     },
     Cvar {

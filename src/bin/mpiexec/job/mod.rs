@@ -192,8 +192,10 @@ impl Job {
         let ranks = (0..spec.size())
             .map(|rank| Rank::new(!spec.placement.nodes[spec.placement.node_of_rank[rank]].local))
             .collect();
+        let mut server = PmiServer::new(spec.size(), kvs, spec.universe_size);
+        server.set_nodes(spec.placement.node_of_rank.clone());
         Job {
-            server: PmiServer::new(spec.size(), kvs, spec.universe_size),
+            server,
             ranks,
             rank_of_pid: HashMap::new(),
             proxy_of_pid: HashMap::new(),
