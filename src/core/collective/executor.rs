@@ -42,9 +42,9 @@ use crate::core::runtime;
 use crate::mpi_abi::constants::*;
 use crate::mpi_abi::types::{MPI_Request, MPI_Status};
 
-/// Idle polls after which the worker yields (none when this node's ranks
-/// oversubscribe its cores: see `progress::spin_polls`).
-const WORKER_SPINS: u32 = 64;
+/// Idle polls after which a blocking collective, or the worker, yields
+/// (none when this node's ranks oversubscribe its cores).
+const BLOCK_SPINS: u32 = 64;
 /// Idle polls after which the worker sleeps [`WORKER_NAP`] between polls (a
 /// waiting thread drives the collectives itself meanwhile, and sleeps on
 /// the doorbell). The worker never sleeps on the epoch's doorbell: the end
@@ -64,10 +64,17 @@ const BLOCK_YIELDS: u32 = 512;
 pub fn block<T>(algorithm: impl Future<Output = MpiResult<T>>) -> MpiResult<T> {
     let mut algorithm = pin!(algorithm);
     let mut cx = Context::from_waker(Waker::noop());
-    // Polls before yielding the CPU: as every blocking call (none when
-    // this node's ranks oversubscribe its cores: the peers this call waits
-    // for need the CPU it would spin on).
-    let spins = crate::core::progress::spin_polls();
+    // Polls before yielding the CPU: a few (not a point-to-point wait's
+    // milliseconds: with several threads per process in collectives at
+    // once, as in `MPI_Comm_dup` from many threads, long polls starve the
+    // thread that would answer); none when this node's ranks oversubscribe
+    // its cores, since the peers this call waits for need the CPU it would
+    // spin on.
+    let spins = if crate::core::progress::has_own_core() {
+        BLOCK_SPINS
+    } else {
+        0
+    };
     let mut idle: u32 = 0;
     loop {
         if let Poll::Ready(result) = algorithm.as_mut().poll(&mut cx) {
@@ -219,7 +226,7 @@ pub fn help() -> bool {
 
 fn run_worker() {
     let worker_spins = if crate::core::progress::has_own_core() {
-        WORKER_SPINS
+        BLOCK_SPINS
     } else {
         0
     };
