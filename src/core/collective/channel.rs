@@ -5,14 +5,13 @@ use std::os::raw::c_int;
 use std::sync::Arc;
 
 use crate::core::comm::Communicator;
-use crate::core::datatype;
 use crate::core::error::MpiResult;
 use crate::core::matching::Pattern;
 use crate::core::p2p::engine::{invalid_request, SendArgs};
-use crate::core::p2p::user_buffer::UserBuffer;
+use crate::core::p2p::user_buffer::{byte_type, UserBuffer};
 use crate::core::progress::block_on;
 use crate::core::runtime;
-use crate::mpi_abi::constants::MPI_BYTE;
+use crate::mpi_abi::constants::MPI_REQUEST_NULL;
 use crate::mpi_abi::types::{MPI_Comm, MPI_Request, MPI_Status};
 use crate::transport::ProcessId;
 
@@ -46,9 +45,10 @@ impl Channel {
     }
 
     /// Starts sending `data`; it must stay alive and unchanged until the
-    /// returned request completes.
+    /// returned request completes. A message that leaves at once needs no
+    /// request: `MPI_REQUEST_NULL` then stands for it (nothing to wait for).
     pub fn isend(&self, dest: usize, tag: c_int, data: &[u8]) -> MpiResult<MPI_Request> {
-        let byte = datatype::lookup(MPI_BYTE)?;
+        let byte = byte_type();
         let mut rt = runtime::lock();
         let args = SendArgs {
             // SAFETY: the slice outlives the request: callers wait for it
@@ -61,13 +61,16 @@ impl Channel {
             synchronous: false,
         };
         let (engine, endpoints) = rt.engine_and_endpoints()?;
+        if engine.send_now(endpoints, &args) {
+            return Ok(MPI_REQUEST_NULL);
+        }
         Ok(engine.isend(endpoints, args))
     }
 
     /// Starts receiving into `buf`; it must stay alive until the returned
     /// request completes.
     pub fn irecv(&self, source: usize, tag: c_int, buf: &mut [u8]) -> MpiResult<MPI_Request> {
-        let byte = datatype::lookup(MPI_BYTE)?;
+        let byte = byte_type();
         let mut rt = runtime::lock();
         let pattern = Pattern {
             context_id: self.context_id,
@@ -82,7 +85,7 @@ impl Channel {
 
     /// Starts receiving into `buf` from any member (the status names it).
     pub fn irecv_any(&self, tag: c_int, buf: &mut [u8]) -> MpiResult<MPI_Request> {
-        let byte = datatype::lookup(MPI_BYTE)?;
+        let byte = byte_type();
         let mut rt = runtime::lock();
         let pattern = Pattern {
             context_id: self.context_id,
@@ -99,6 +102,11 @@ impl Channel {
     pub fn wait_all(&self, ids: &[MPI_Request]) -> MpiResult<Vec<MPI_Status>> {
         let mut statuses = Vec::with_capacity(ids.len());
         for &id in ids {
+            if id == MPI_REQUEST_NULL {
+                // A send that left at once (see `isend`).
+                statuses.push(MPI_Status::default());
+                continue;
+            }
             let status = block_on(|rt| {
                 let done = rt
                     .engine()
