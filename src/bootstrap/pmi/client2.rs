@@ -18,10 +18,15 @@ use super::wire::PmiMessage;
 impl PmiClient {
     /// After the server accepted PMI-2: who this process is.
     pub(super) fn init_v2(&mut self) -> Result<(), PmiError> {
-        let answer = self.request_v2(
-            PmiMessage::new("fullinit").with("pmirank", self.placement.rank),
-            "fullinit-response",
-        )?;
+        // Slurm's pmi2 plugin refuses a fullinit without `threaded` or
+        // without the `PMI_JOBID` it set (MPICH's client sends both).
+        let mut fullinit = PmiMessage::new("fullinit")
+            .with("pmirank", self.placement.rank)
+            .with("threaded", "FALSE");
+        if let Ok(jobid) = std::env::var("PMI_JOBID") {
+            fullinit.push("pmijobid", jobid);
+        }
+        let answer = self.request_v2(fullinit, "fullinit-response")?;
         self.placement.rank = parse_field("rank", answer.require("rank")?)?;
         self.placement.size = parse_field("size", answer.require("size")?)?;
         self.placement.appnum = parse_field("appnum", answer.require("appnum")?)?;
@@ -219,7 +224,7 @@ mod tests {
             server.join().unwrap(),
             [
                 "cmd=init pmi_version=2 pmi_subversion=0",
-                "cmd=fullinit pmirank=0",
+                "cmd=fullinit pmirank=0 threaded=FALSE",
                 "cmd=job-getid",
                 "cmd=info-getjobattr key=universeSize",
             ]
