@@ -28,31 +28,7 @@ fi
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/oxmpi-hydra-pmi2.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
-ok() { echo "ok - $1"; }
-not_ok() {
-    echo "not ok - $1: $2"
-    failures=$((failures + 1))
-}
-
-# The ranks must see no launcher variables of an outer job.
-unset PMI_FD PMI_PORT PMI_ID PMI_RANK PMI_SIZE OXMPI_JOBID OXMPI_JOB_SECRET \
-    MPI_LOCALNRANKS MPI_LOCALRANKID OXMPI_PSETS OXMPI_LOG
-
-run() {
-    timeout -k 2 "$LIMIT" "$@" </dev/null >"$WORK/out" 2>"$WORK/err"
-    RC=$?
-}
-got() { printf 'exit %s, output %q, stderr %q' "$RC" "$(tail -c 600 "$WORK/out")" "$(tail -c 600 "$WORK/err")"; }
-
-passes_c_test() {
-    if [ "$RC" -ne 0 ] || ! grep -qx "No Errors" "$WORK/out"; then
-        not_ok "$1" "$(got)"
-    elif grep -qE '^(oxmpi:|\[(TRACE|DEBUG|INFO|WARN|ERROR))' "$WORK/out" "$WORK/err"; then
-        not_ok "$1" "oxmpi printed diagnostics: $(got)"
-    else
-        ok "$1"
-    fi
-}
+. "$ROOT/c_tests/launch_checks.sh"
 
 if [ ! -x "$PREFIX/bin/mpicc" ]; then
     not_ok "setup" "$PREFIX/bin/mpicc is missing (make stage)"

@@ -26,20 +26,7 @@ failures=0
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/oxmpi-pmi2.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
-ok() { echo "ok - $1"; }
-not_ok() {
-    echo "not ok - $1: $2"
-    failures=$((failures + 1))
-}
-
-unset PMI_FD PMI_PORT PMI_ID PMI_RANK PMI_SIZE OXMPI_JOBID OXMPI_JOB_SECRET \
-    MPI_LOCALNRANKS MPI_LOCALRANKID OXMPI_PSETS OXMPI_LOG OXMPI_PMI
-
-run() {
-    timeout -k 2 "$LIMIT" "$@" </dev/null >"$WORK/out" 2>"$WORK/err"
-    RC=$?
-}
-got() { printf 'exit %s, output %q, stderr %q' "$RC" "$(tail -c 600 "$WORK/out")" "$(tail -c 600 "$WORK/err")"; }
+. "$ROOT/c_tests/launch_checks.sh"
 
 # connected_with NAME WANT: the run passed and WANT ranks said PMI-2.
 connected_with() {
@@ -47,16 +34,6 @@ connected_with() {
     n=$(grep -c 'PMI-2 connected' "$WORK/err")
     if [ "$RC" -ne 0 ] || ! grep -qx "No Errors" "$WORK/out" || [ "$n" != "$2" ]; then
         not_ok "$1" "$n ranks connected with PMI-2, expected $2; $(got)"
-    else
-        ok "$1"
-    fi
-}
-
-passes_c_test() {
-    if [ "$RC" -ne 0 ] || ! grep -qx "No Errors" "$WORK/out"; then
-        not_ok "$1" "$(got)"
-    elif grep -qE '^(oxmpi:|mpiexec:|\[(TRACE|DEBUG|INFO|WARN|ERROR))' "$WORK/out" "$WORK/err"; then
-        not_ok "$1" "diagnostics in a correct run: $(got)"
     else
         ok "$1"
     fi
