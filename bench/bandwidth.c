@@ -13,6 +13,7 @@
  * size.  Written for oxmpi's bench/run.sh; not derived from OSU code. */
 #include <mpi.h>
 #include "clock.h"
+#include "pair.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,15 +45,7 @@ static void iterations(int rank, char *buf, int size, long n)
 
 int main(int argc, char **argv)
 {
-    int rank, nranks;
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    if (nranks != 2) {
-        if (rank == 0)
-            fprintf(stderr, "bandwidth: needs exactly 2 ranks, got %d\n", nranks);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    int rank = pair_init(&argc, &argv, "bandwidth");
     int maxsize = sizes[sizeof sizes / sizeof sizes[0] - 1];
     char *buf = malloc(maxsize);
     if (!buf) MPI_Abort(MPI_COMM_WORLD, 3);

@@ -17,6 +17,7 @@
 #include <sys/resource.h>
 #include <time.h>
 #include "clock.h"
+#include "pair.h"
 
 static double cpu(void)
 {
@@ -45,14 +46,7 @@ static void *marker(void *arg)
 
 int main(int argc, char **argv)
 {
-    int rank, nranks;
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    if (nranks != 2) {
-        if (rank == 0) fprintf(stderr, "idle: needs exactly 2 ranks, got %d\n", nranks);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    int rank = pair_init(&argc, &argv, "idle");
     double secs = argc > 1 ? atof(argv[1]) : 5.0;
     if (secs < 0.1) secs = 0.1;
     char buf[8] = {0};

@@ -13,6 +13,7 @@
  * (count(N2) - count(N1)) / (N2 - N1) / 2, counts summed over both ranks. */
 #define _GNU_SOURCE
 #include <mpi.h>
+#include "pair.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <fcntl.h>
@@ -42,14 +43,7 @@ __attribute__((noinline)) int recv8(char *buf, int peer)
 
 int main(int argc, char **argv)
 {
-    int rank, nranks;
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    if (nranks != 2) {
-        if (rank == 0) fprintf(stderr, "instr: needs exactly 2 ranks, got %d\n", nranks);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    int rank = pair_init(&argc, &argv, "instr");
     long n = argc > 1 ? atol(argv[1]) : 100;
     char sbuf[8] = "8 bytes", rbuf[8], name[64];
     /* The sent-counters: rank 0 creates the mapping and names it. */

@@ -11,6 +11,7 @@
  * Written for oxmpi's bench/run.sh; not derived from OSU code. */
 #include <mpi.h>
 #include "clock.h"
+#include "pair.h"
 #include <stdio.h>
 
 #define WINDOW 64
@@ -41,15 +42,7 @@ static void iterations(int rank, long n)
 
 int main(int argc, char **argv)
 {
-    int rank, nranks;
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    if (nranks != 2) {
-        if (rank == 0)
-            fprintf(stderr, "msgrate: needs exactly 2 ranks, got %d\n", nranks);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    int rank = pair_init(&argc, &argv, "msgrate");
     iterations(rank, PROBE); /* warm-up and probe */
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();

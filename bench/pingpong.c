@@ -12,6 +12,7 @@
  * per size.  Written for oxmpi's bench/run.sh; not derived from OSU code. */
 #include <mpi.h>
 #include "clock.h"
+#include "pair.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,15 +41,7 @@ static void round_trips(int rank, char *buf, int size, long n)
 
 int main(int argc, char **argv)
 {
-    int rank, nranks;
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    if (nranks != 2) {
-        if (rank == 0)
-            fprintf(stderr, "pingpong: needs exactly 2 ranks, got %d\n", nranks);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    int rank = pair_init(&argc, &argv, "pingpong");
     int maxsize = sizes[sizeof sizes / sizeof sizes[0] - 1];
     char *buf = malloc(maxsize > 0 ? maxsize : 1);
     if (!buf) MPI_Abort(MPI_COMM_WORLD, 3);

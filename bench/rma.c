@@ -16,6 +16,7 @@
  * bench/run.sh; not derived from OSU code. */
 #include <mpi.h>
 #include "clock.h"
+#include "pair.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,14 +66,7 @@ static long rounds(int rank, void (*round)(char *, int, MPI_Win), char *buf, int
 }
 
 int main(int argc, char **argv) {
-    int rank, nranks;
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    if (nranks != 2) {
-        if (rank == 0) fprintf(stderr, "rma: needs exactly 2 ranks, got %d\n", nranks);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    int rank = pair_init(&argc, &argv, "rma");
     char *buf = malloc(MAX), *mem;
     memset(buf, 'a' + rank, MAX);
     MPI_Win win;

@@ -46,6 +46,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include "clock.h"
+#include "pair.h"
 
 #define SIZE 8
 #define BLOCKS 15     /* triples of blocks */
@@ -164,15 +165,8 @@ static double median(double *v, int n)
 
 int main(int argc, char **argv)
 {
-    int nranks;
     char buf[SIZE];
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    if (nranks != 2) {
-        if (rank == 0) fprintf(stderr, "tcp_side_by_side: needs exactly 2 ranks, got %d\n", nranks);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    rank = pair_init(&argc, &argv, "tcp_side_by_side");
     memset(buf, 'a' + rank, sizeof buf);
     int fd = connect_pair();
 
