@@ -225,7 +225,7 @@ mod tests {
 
     impl Setup {
         fn new(tag: &str) -> Setup {
-            let layout = RingLayout::new(16, 64).unwrap();
+            let layout = RingLayout::new(16, 1).unwrap();
             let name = format!("/oxmpi-test-{}-doorbell-{tag}", std::process::id());
             let segment = Segment::create(&name, DOORBELL_BYTES + layout.bytes()).unwrap();
             let second_mapping = Segment::open(&name).unwrap();
@@ -285,7 +285,7 @@ mod tests {
         pause_us: u32,
     ) {
         for seq in 0..count {
-            while !producer.try_push(0, |p| {
+            while !producer.try_push(0, 8, |p| {
                 p[..8].copy_from_slice(&seq.to_le_bytes());
                 8
             }) {

@@ -14,18 +14,16 @@ use super::segment::{Segment, SegmentError};
 use crate::transport::{ProcessId, Sink, Transport};
 use thiserror::Error;
 
-/// Ring geometry: 16 cells of 16 KiB and one cache line per sender. The
-/// extra line staggers the cells' first lines (where a small message and
-/// every stamp live) across the cache's sets: with a stride of exactly
-/// 16 KiB they would all fall into one set of the L1 cache (4 KiB per way),
-/// and a ping-pong cycling through 2 x 16 of them would miss it each time.
-const CELLS: usize = 16;
-const CELL_SIZE: usize = 16 * 1024 + ring::CACHE_LINE;
+/// Ring geometry: 4096 lines (256 KiB) per sender, for records of up to
+/// 257 lines (a 16 KiB frame and its header). Small messages take one
+/// line each, one after the other.
+const LINES: usize = 4096;
+const RECORD_LINES: usize = 257;
 /// Header line, then the doorbell line, then the rings.
 const RINGS_OFFSET: usize = 64 + DOORBELL_BYTES;
 
-/// A cell's kind is the sender's rank; this bit says the payload is a
-/// bundle of records (`u32` length, frame, padding to 8 bytes).
+/// A ring record's kind is the sender's rank; this bit says the payload is a
+/// bundle of entries (`u32` length, frame, padding to 8 bytes).
 const BUNDLE: u32 = 1 << 31;
 const RECORD_HEADER: usize = 4;
 
@@ -35,7 +33,7 @@ fn record_len(len: usize) -> usize {
 }
 
 fn layout() -> RingLayout {
-    RingLayout::new(CELLS, CELL_SIZE).expect("valid ring geometry")
+    RingLayout::new(LINES, RECORD_LINES).expect("valid ring geometry")
 }
 
 /// The prefix of every segment name of a job, without the leading `/`
@@ -78,7 +76,7 @@ pub struct ShmTransport {
     first_ring: usize,
     doorbell: Doorbell,
     local_index: usize,
-    /// This process's rank, written into every cell it sends (for replies).
+    /// This process's rank, written into every record it sends (for replies).
     rank: ProcessId,
     /// Producers on the peers' inboxes, indexed by process id.
     peers: Vec<Option<Outbound>>,
@@ -150,7 +148,7 @@ impl ShmTransport {
         self.doorbell
     }
 
-    /// Hands the cells the last poll took back to their producers (see
+    /// Hands the lines the last poll took back to their producers (see
     /// `Consumer::publish`).
     #[inline]
     pub fn publish(&mut self) {
@@ -172,7 +170,7 @@ impl ShmTransport {
         let first = self.first_ring;
         let (before, from_first) = self.consumers.split_at_mut(first);
         for (i, consumer) in from_first.iter_mut().chain(before).enumerate() {
-            // The cells the previous poll took go back to their producer
+            // The lines the previous poll took go back to their producer
             // now (see `Consumer::publish`).
             consumer.publish();
             let mut done = false;
@@ -202,7 +200,7 @@ impl ShmTransport {
 
     /// [`Transport::try_send`] with `fill` known at compile time (the
     /// engine's path for a small message: no call through a `dyn`); false
-    /// also when a frame of `len` bytes does not fit a cell.
+    /// also when a frame of `len` bytes does not fit a record.
     #[inline(always)]
     pub fn push_to(
         &mut self,
@@ -216,9 +214,9 @@ impl ShmTransport {
         let Some(Some(peer)) = self.peers.get_mut(dest as usize) else {
             return false;
         };
-        // The cell's kind carries the sender's rank, for replies.
-        let pushed = peer.producer.try_push(self.rank, |cell| {
-            fill(&mut cell[..len]);
+        // The record's kind carries the sender's rank, for replies.
+        let pushed = peer.producer.try_push(self.rank, len, |record| {
+            fill(record);
             len
         });
         if pushed {
@@ -282,7 +280,7 @@ impl Transport for ShmTransport {
         self.push_to(dest, len, fill)
     }
 
-    /// Packs frames into one cell as records (length, frame, padding to 8
+    /// Packs frames into one ring record as bundle entries (length, frame, padding to 8
     /// bytes) when more than one fits; a single frame goes alone.
     fn try_send_batch(&mut self, dest: ProcessId, frames: &[&[u8]]) -> usize {
         let capacity = self.max_frame();
@@ -308,7 +306,7 @@ impl Transport for ShmTransport {
         let Some(Some(peer)) = self.peers.get_mut(dest as usize) else {
             return 0;
         };
-        let pushed = peer.producer.try_push(self.rank | BUNDLE, |cell| {
+        let pushed = peer.producer.try_push(self.rank | BUNDLE, bytes, |cell| {
             let mut at = 0;
             for f in &frames[..fits] {
                 cell[at..at + RECORD_HEADER].copy_from_slice(&(f.len() as u32).to_le_bytes());
@@ -329,7 +327,7 @@ impl Transport for ShmTransport {
     }
 }
 
-/// Delivers the frames of a bundle cell from process `from`; their number.
+/// Delivers the frames of a bundle record from process `from`; their number.
 #[cold]
 fn deliver_bundle<S: Sink + ?Sized>(sink: &mut S, from: ProcessId, mut rest: &[u8]) -> usize {
     let mut n = 0;
@@ -363,7 +361,7 @@ mod tests {
     }
 
     #[test]
-    fn batches_pack_small_frames_into_cells_and_arrive_in_order() {
+    fn batches_pack_small_frames_into_records_and_arrive_in_order() {
         let (a, b) = (name("batch-a"), name("batch-b"));
         // Named inboxes here; the other tests use anonymous ones.
         let mut zero = ShmTransport::create(InboxBacking::Named(&a), 0, 0, 2).unwrap();
@@ -376,16 +374,17 @@ mod tests {
                     .collect()
             })
             .collect();
-        // Without the receiver polling, the 16 cells take many more frames.
-        let mut sent = 0;
-        loop {
+        // Without the receiver polling, a few records take them all.
+        let (mut sent, mut records) = (0, 0);
+        while sent < frames.len() {
             let batch: Vec<&[u8]> = frames[sent..].iter().map(|f| f.as_slice()).collect();
             match one.try_send_batch(0, &batch) {
                 0 => break,
                 n => sent += n,
             }
+            records += 1;
         }
-        assert!(sent > CELLS * 4, "{sent} frames in {CELLS} cells");
+        assert!(sent > records * 4, "{sent} frames in {records} records");
         let mut got: Vec<(ProcessId, Vec<u8>)> = Vec::new();
         while got.len() < frames.len() {
             let batch: Vec<&[u8]> = frames[sent..].iter().map(|f| f.as_slice()).collect();
@@ -396,7 +395,7 @@ mod tests {
         assert!(got.iter().all(|(from, _)| *from == 1));
         let got: Vec<Vec<u8>> = got.into_iter().map(|(_, f)| f).collect();
         assert_eq!(got, frames);
-        // A frame that fills a cell alone still goes, alone.
+        // A frame that fills a record alone still goes, alone.
         let big = vec![7u8; one.max_frame()];
         assert_eq!(one.try_send_batch(0, &[&big, b"x"]), 1);
         let mut after = Vec::new();
