@@ -288,14 +288,22 @@ fn finish(request: MPI_Request, result: MpiResult) {
     }
 }
 
+/// How long the end of an epoch helps pending collectives finish before
+/// it leaves them to the worker (see [`quiesce`]).
+const QUIESCE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Ends and joins the collective worker when no collective is pending
 /// (the end of an epoch calls this, without the runtime lock). With
 /// collectives still pending (an erroneous program) the worker is left to
 /// finish them.
 pub fn quiesce() {
     // Tasks that ended without being polled since (the background
-    // progress of windows, once the last window is gone) finish now.
-    for _ in 0..1000 {
+    // progress of windows, once the last window is gone) finish now. Up
+    // to a time, not a number of tries: on a loaded machine a thousand
+    // yields can pass before the task's last message arrives, and the
+    // worker would then outlive the epoch.
+    let deadline = std::time::Instant::now() + QUIESCE_PATIENCE;
+    while std::time::Instant::now() < deadline {
         help();
         let p = pending();
         if p.tasks.is_empty() && !p.polling {
