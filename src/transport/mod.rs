@@ -140,7 +140,7 @@ pub trait Transport {
 
     /// Hands as many of `frames` (in order) to `dest` as it can now;
     /// returns how many. Shared memory packs several small frames into one
-    /// ring cell, so a burst of small messages is not limited by the
+    /// ring record, so a burst of small messages is not limited by the
     /// number of cells.
     fn try_send_batch(&mut self, dest: ProcessId, frames: &[&[u8]]) -> usize {
         frames

@@ -27,7 +27,7 @@ use crate::transport::ProcessId;
 pub(super) const SINGLE_COPY_LEN: usize = 16;
 
 /// Messages from this size on are offered single copy (`process_vm_readv`)
-/// through shared memory; smaller rendezvous messages (above a ring cell)
+/// through shared memory; smaller rendezvous messages (above a ring record)
 /// stream through the rings (the receiver's CTS, then data pieces), both
 /// processes copying at once. Pinning the pages of the other process costs
 /// about as much as copying them (page walks are dear in a VM). Measured

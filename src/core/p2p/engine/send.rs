@@ -251,7 +251,7 @@ impl Engine {
             }
         }
         // A standard send is done once its frame is in the transport (a
-        // ring cell or the kernel's socket buffer): from there it reaches
+        // ring record or the kernel's socket buffer): from there it reaches
         // the peer without this process calling MPI again, as with MPICH,
         // so a program may block outside MPI after `MPI_Send` (or the wait
         // of an `MPI_Isend`) until the peer reacts. A frame that had to be
