@@ -1,11 +1,14 @@
 ! `use mpi` program built with MPICH's mpif90.mpich, run on oxmpi by
 ! c_tests/fortran_mpich.sh: nonblocking point-to-point with
-! MPI_STATUSES_IGNORE, a reduction of doubles, MPI_Wtime, and the library
-! version (printed, so the test can tell which library ran).
+! MPI_STATUSES_IGNORE, a reduction of doubles, a user operation written in
+! Fortran, MPI_Wtime, and the library version (printed, so the test can
+! tell which library ran).
 program usempi
   use mpi
   implicit none
   integer :: ierr, rank, nprocs, errs, reqs(2), left, right, resultlen
+  integer :: op, mine(2), folded(2)
+  external :: twice_sum
   double precision :: x, s, t0
   integer :: sendv(3), recvv(3)
   character(len=MPI_MAX_LIBRARY_VERSION_STRING) :: version
@@ -26,6 +29,12 @@ program usempi
   call MPI_Reduce(x, s, 1, MPI_DOUBLE_PRECISION, MPI_SUM, 0, MPI_COMM_WORLD, ierr)
   if (rank == 0 .and. abs(s - 0.25d0 * nprocs * (nprocs - 1)) > 1d-12) errs = errs + 1
   if (MPI_Wtime() < t0) errs = errs + 1
+  call MPI_Op_create(twice_sum, .true., op, ierr)
+  mine = [rank, 1]
+  call MPI_Allreduce(mine, folded, 2, MPI_INTEGER, op, MPI_COMM_WORLD, ierr)
+  ! twice_sum: inout = 2 * (in + inout), folded nprocs - 1 times.
+  if (nprocs == 2 .and. any(folded /= [2, 4])) errs = errs + 1
+  call MPI_Op_free(op, ierr)
   call MPI_Get_library_version(version, resultlen, ierr)
   if (rank == 0) print '(A,A)', 'library: ', version(1:min(resultlen, 40))
   call MPI_Allreduce(MPI_IN_PLACE, errs, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
@@ -38,3 +47,10 @@ program usempi
   end if
   call MPI_Finalize(ierr)
 end program
+
+! A user reduction: inoutvec = 2 * (invec + inoutvec).
+subroutine twice_sum(invec, inoutvec, n, datatype)
+  implicit none
+  integer :: n, datatype, invec(n), inoutvec(n)
+  inoutvec = 2 * (invec + inoutvec)
+end subroutine
