@@ -7,7 +7,7 @@ STAGE := $(CURDIR)/build/stage
 PROFILE ?= release
 CARGO_PROFILE_FLAG := $(if $(filter release,$(PROFILE)),--release,)
 
-.PHONY: all build install stage stage-debug check check-mpich unit-tests fuzz reliability-report demo bench clean
+.PHONY: all build install stage stage-debug check check-mpich check-mpi4py unit-tests fuzz reliability-report demo bench clean
 
 all: stage
 
@@ -46,6 +46,15 @@ check: stage
 MPICH_FOLDERS ?= init,pt2pt,part,group,info,errhan,attr,comm,coll,datatype,threads,topo,rma,io,errors,mpi_t,spawn
 check-mpich: stage
 	python3 tools/mpich_suite.py --folders $(MPICH_FOLDERS) --modes oxmpi,ld_library_path,ld_preload,mpich --timeout-scale 0.25
+
+# mpi4py's test suite (tools/mpi4py_suite.py): the latest mpi4py from PyPI
+# built from source against oxmpi (build/mpi4py-venv) and against MPICH
+# (build/mpi4py-venv-mpich), its tests run on 1, 2 and 4 ranks with each
+# library's mpiexec; rewrites docs/mpi4py.md. Fails when oxmpi fails a test
+# that MPICH passes and tools/mpi4py_suite/expected.txt does not explain.
+# make check runs the oxmpi half.
+check-mpi4py: stage
+	python3 tools/mpi4py_suite.py --impls oxmpi,mpich --summary docs/mpi4py.md
 
 # The Rust unit tests alone (make check runs them too).
 unit-tests:

@@ -452,28 +452,51 @@ pub unsafe fn match_size(typeclass: c_int, size: c_int, dt: *mut MPI_Datatype) -
 }
 
 /// `MPI_Type_create_f90_integer`, `_real`, `_complex`: the predefined
-/// Fortran type MPI would parameterize (`MPI_INTEGER4`, `MPI_REAL8`...),
-/// as `selected_int_kind`/`selected_real_kind` choose it. oxmpi hands out
-/// that predefined type itself, so its envelope is `MPI_COMBINER_NAMED`
-/// (MPI asks for `MPI_COMBINER_F90_*` with the parameters); like any
-/// predefined type it needs no commit and cannot be freed.
-fn f90_result(found: Option<MPI_Datatype>, what: String) -> MpiResult<MPI_Datatype> {
-    found.ok_or_else(|| MpiError::new(MPI_ERR_ARG, format!("no Fortran type has {what}")))
+/// Fortran type MPI parameterizes (`MPI_INTEGER4`, `MPI_REAL8`...), as
+/// `selected_int_kind`/`selected_real_kind` choose it, under the combiner
+/// `MPI_COMBINER_F90_*` with the asked parameters as its contents (as MPI
+/// asks and MPICH does). Like a predefined type it is committed, the same
+/// handle for the same parameters every time, and cannot be freed.
+fn f90_result(
+    found: Option<MPI_Datatype>,
+    combiner: Combiner,
+    params: Vec<c_int>,
+    what: String,
+) -> MpiResult<MPI_Datatype> {
+    let base =
+        found.ok_or_else(|| MpiError::new(MPI_ERR_ARG, format!("no Fortran type has {what}")))?;
+    let old = datatype::lookup(base)?;
+    let p = params.first().copied().unwrap_or(0);
+    let r = params.last().copied().unwrap_or(0);
+    Ok(registry::f90_type((combiner.mpi_value(), p, r), || {
+        constructors::f90(&old, combiner, params)
+    }))
 }
 
 pub unsafe fn create_f90_integer(r: c_int, newtype: &mut MPI_Datatype) -> MpiResult {
-    *newtype = f90_result(builtin::f90_integer(r), format!("a range of {r} digits"))?;
+    let what = format!("a range of {r} digits");
+    *newtype = f90_result(builtin::f90_integer(r), Combiner::F90Integer, vec![r], what)?;
     Ok(())
 }
 
 pub unsafe fn create_f90_real(p: c_int, r: c_int, newtype: &mut MPI_Datatype) -> MpiResult {
     let what = format!("precision {p} and range {r}");
-    *newtype = f90_result(builtin::f90_real(p, r, false), what)?;
+    *newtype = f90_result(
+        builtin::f90_real(p, r, false),
+        Combiner::F90Real,
+        vec![p, r],
+        what,
+    )?;
     Ok(())
 }
 
 pub unsafe fn create_f90_complex(p: c_int, r: c_int, newtype: &mut MPI_Datatype) -> MpiResult {
     let what = format!("precision {p} and range {r}");
-    *newtype = f90_result(builtin::f90_real(p, r, true), what)?;
+    *newtype = f90_result(
+        builtin::f90_real(p, r, true),
+        Combiner::F90Complex,
+        vec![p, r],
+        what,
+    )?;
     Ok(())
 }

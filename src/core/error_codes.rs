@@ -145,6 +145,11 @@ pub fn string_of(code: c_int) -> Option<String> {
     if let Some(s) = reg.strings.get(&code) {
         return Some(s.clone());
     }
+    if reg.user_codes.contains(&code) {
+        // MPI 4.1 §9.5: a user code without a string of its own has the
+        // empty string (not its class's).
+        return Some(String::new());
+    }
     let index = (code & !DYNAMIC) >> CLASS_BITS;
     if (1..=RING_LAST).contains(&index) {
         if let Some((c, text)) = &reg.ring[index as usize % RING_SIZE] {
@@ -222,7 +227,7 @@ pub fn add_string(code: c_int, text: String) -> Result<(), MpiError> {
 }
 
 /// `MPI_Delete_error_string` (MPICH's `MPIX_` extension, MPI 4.1): the
-/// user-defined class or code goes back to its class's text.
+/// user-defined class or code goes back to the empty string.
 pub fn delete_string(code: c_int) -> Result<(), MpiError> {
     let mut reg = registry();
     if !reg.is_user_class(code) && !reg.user_codes.contains(&code) {
@@ -319,6 +324,13 @@ mod tests {
         assert_eq!(class_of(other), Some(MPI_ERR_OTHER));
         let raised = record("MPI_Send", &MpiError::new(class, "mine"));
         assert_eq!(class_of(raised), Some(class));
+        add_string(class, "my class".into()).unwrap();
+        assert_eq!(
+            string_of(code).unwrap(),
+            "",
+            "a code has no string of its own yet"
+        );
+        assert_eq!(string_of(other).unwrap(), "");
         add_string(code, "my error".into()).unwrap();
         assert_eq!(string_of(code).unwrap(), "my error");
         assert!(add_string(MPI_ERR_COMM, "nope".into()).is_err());
@@ -328,6 +340,7 @@ mod tests {
         // Deleted codes and classes stop being valid and are given again.
         assert!(delete_class(class).is_err(), "it still has a code");
         delete_string(code).unwrap();
+        assert_eq!(string_of(code).unwrap(), "");
         delete_code(code).unwrap();
         assert_eq!(class_of(code), None);
         assert!(delete_code(code).is_err());

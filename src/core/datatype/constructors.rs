@@ -9,6 +9,7 @@
 //! the alignment of its most aligned basic type. Subarray and darray types
 //! have lb 0 and the whole array as extent. Arguments arrive checked and
 //! converted by the abi layer; what can still fail here is overflow.
+use std::os::raw::c_int;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -326,6 +327,19 @@ pub fn resized(old: &Datatype, lb: isize, extent: isize) -> MpiResult<Datatype> 
     let mut l = Layout::new();
     l.add(0, 1, 0, 1, old)?;
     l.finish(Combiner::Resized, false, Some((lb, ub)))
+}
+
+/// The type `MPI_Type_create_f90_*` returns: `old` (the predefined
+/// Fortran type chosen) under the F90 combiner with the asked parameters
+/// (`[r]` or `[p, r]`), committed.
+pub fn f90(old: &Datatype, combiner: Combiner, integers: Vec<c_int>) -> Datatype {
+    let mut t = dup(old);
+    t.contents = Contents {
+        integers,
+        ..Contents::new(combiner)
+    };
+    t.commit();
+    t
 }
 
 pub fn dup(old: &Datatype) -> Datatype {

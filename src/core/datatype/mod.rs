@@ -53,6 +53,10 @@ pub enum Combiner {
     Subarray,
     Darray,
     Resized,
+    /// `MPI_Type_create_f90_integer`, `_real`, `_complex`.
+    F90Integer,
+    F90Real,
+    F90Complex,
 }
 
 impl Combiner {
@@ -71,6 +75,9 @@ impl Combiner {
             Combiner::Subarray => MPI_COMBINER_SUBARRAY,
             Combiner::Darray => MPI_COMBINER_DARRAY,
             Combiner::Resized => MPI_COMBINER_RESIZED,
+            Combiner::F90Integer => MPI_COMBINER_F90_INTEGER,
+            Combiner::F90Real => MPI_COMBINER_F90_REAL,
+            Combiner::F90Complex => MPI_COMBINER_F90_COMPLEX,
         }
     }
 }

@@ -10,6 +10,7 @@
 //! does: each returned handle is freed once), or a new one after it was
 //! freed.
 use std::collections::HashMap;
+use std::os::raw::c_int;
 use std::sync::{Arc, LazyLock};
 
 use crate::core::locks::{Level, OrderedReadGuard, OrderedRwLock, OrderedWriteGuard};
@@ -38,6 +39,10 @@ struct Registry {
     renamed: HashMap<MPI_Datatype, String>,
     /// Attributes cached on predefined types.
     predefined_attributes: HashMap<MPI_Datatype, Attributes>,
+    /// The types `MPI_Type_create_f90_*` returned, one per combiner and
+    /// parameters: like predefined types they live as long as the
+    /// process and cannot be freed.
+    f90: HashMap<(c_int, c_int, c_int), MPI_Datatype>,
 }
 
 /// The predefined types, indexed like `BUILTINS`.
@@ -68,6 +73,7 @@ static REGISTRY: LazyLock<OrderedRwLock<Registry>> = LazyLock::new(|| {
             user,
             renamed: HashMap::new(),
             predefined_attributes: HashMap::new(),
+            f90: HashMap::new(),
         },
     )
 });
@@ -181,6 +187,23 @@ pub fn register(t: Datatype) -> MPI_Datatype {
     })
 }
 
+/// The handle of the `MPI_Type_create_f90_*` type keyed by its combiner
+/// and parameters (`key`): the same every time, made by `make` the first.
+pub fn f90_type(key: (c_int, c_int, c_int), make: impl FnOnce() -> Datatype) -> MPI_Datatype {
+    let mut reg = write();
+    if let Some(&h) = reg.f90.get(&key) {
+        return h;
+    }
+    let h = reg.user.insert(Entry {
+        datatype: Arc::new(make()),
+        name: String::new(),
+        attributes: Attributes::default(),
+        refs: 1,
+    });
+    reg.f90.insert(key, h);
+    h
+}
+
 /// Runs `f` on the attributes cached on the type `h` names.
 pub fn with_attributes<R>(h: MPI_Datatype, f: impl FnOnce(&mut Attributes) -> R) -> MpiResult<R> {
     let mut reg = write();
@@ -213,6 +236,12 @@ pub fn free(h: MPI_Datatype) -> MpiResult {
         ));
     }
     let mut reg = write();
+    if reg.f90.values().any(|&f| f == h) {
+        return Err(MpiError::new(
+            MPI_ERR_TYPE,
+            "a type of MPI_Type_create_f90_* is predefined and cannot be freed",
+        ));
+    }
     let entry = reg.user.get_mut(h).ok_or_else(|| invalid(h))?;
     entry.refs -= 1;
     if entry.refs == 0 {

@@ -496,9 +496,15 @@ impl Engine {
             return Ok(false);
         };
         let mine = s.partition_bytes();
+        if layout.partitions == s.spec.partitions && layout.bytes == mine {
+            // Cut alike (empty partitions too): partition i is send partition i.
+            return Ok(s.parts[partition] == PartState::Done);
+        }
         let (start, end) = (partition * mine, (partition + 1) * mine);
         if layout.bytes == 0 || start >= end {
-            return Ok(true);
+            // No bytes to map it to a send partition: it has arrived
+            // with the last of them.
+            return Ok(s.parts.iter().all(|p| *p == PartState::Done));
         }
         let first = start / layout.bytes;
         let last = ((end - 1) / layout.bytes).min(layout.partitions.saturating_sub(1));

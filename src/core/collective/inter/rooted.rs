@@ -35,7 +35,7 @@ pub async fn reduce(
     inter: Inter,
     contribution: Option<UserBuffer>,
     result: Option<UserBuffer>,
-    red: Reduction,
+    red: Option<Reduction>,
     role: Role,
 ) -> MpiResult {
     match role {
@@ -49,6 +49,7 @@ pub async fn reduce(
         }
         Role::Leaf(root) => {
             let mine = pack(&contribution.expect("the other group contributes"));
+            let red = red.expect("the other group has its reduction");
             let reduced = binomial_reduce(&inter.local, mine, &red, 0).await?;
             if inter.is_leader() {
                 inter.both.send(inter.remote(root), &reduced).await?;
