@@ -18,7 +18,7 @@ use crate::abi::args::out;
 use crate::abi::p2p::status_error;
 use crate::abi::status::{empty_status, write_status, write_status_with_error, StatusOut};
 use crate::core::error::{MpiError, MpiResult};
-use crate::core::p2p::engine::{RequestState, Taken, COMPLETED_SEND};
+use crate::core::p2p::engine::{Polled, RequestState, Taken, COMPLETED_SEND};
 use crate::core::p2p::generalized::Generalized;
 use crate::core::progress::block_on;
 use crate::core::runtime::{self, Runtime};
@@ -50,10 +50,10 @@ fn poll(rt: &mut Runtime, h: MPI_Request) -> MpiResult<Slot> {
         // (No look-up: see `COMPLETED_SEND`.)
         return Ok(Slot::Done(Taken::completed_send()));
     }
-    Ok(match rt.engine().state(h)? {
-        RequestState::Inactive => Slot::Empty,
-        RequestState::Pending => Slot::Pending,
-        RequestState::Complete => Slot::Done(rt.engine().take(h)?),
+    Ok(match rt.engine().poll_take(h)? {
+        Polled::Inactive => Slot::Empty,
+        Polled::Pending => Slot::Pending,
+        Polled::Done(taken) => Slot::Done(taken),
     })
 }
 

@@ -57,7 +57,7 @@ mod send;
 pub(super) mod testing;
 
 pub use receive::{Incoming, IncomingBody};
-pub use requests::{invalid_request, RequestState, Taken, COMPLETED_SEND};
+pub use requests::{invalid_request, Polled, RequestState, Taken, COMPLETED_SEND};
 pub use send::{SendArgs, EAGER_LIMIT};
 
 use outgoing::Outgoing;

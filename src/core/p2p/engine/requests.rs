@@ -121,6 +121,26 @@ impl Engine {
         }
     }
 
+    /// Where a request the program named is, taking its outcome when it is
+    /// complete ([`Engine::state`] and [`Engine::take`] with one look-up of
+    /// the handle: the completion calls' path).
+    pub fn poll_take(&mut self, id: MPI_Request) -> MpiResult<Polled> {
+        if id == COMPLETED_SEND {
+            return Ok(Polled::Done(Taken::completed_send()));
+        }
+        let req = match self.requests.get(id) {
+            Some(req) if req.is_user_request() => req,
+            _ => return Err(invalid_request(id)),
+        };
+        Ok(if req.is_inactive() {
+            Polled::Inactive
+        } else if req.complete {
+            Polled::Done(self.take(id)?)
+        } else {
+            Polled::Pending
+        })
+    }
+
     /// The outcome of a complete request: removes it, or makes a persistent
     /// one inactive. A generalized request's callbacks come with it, to be
     /// called without the lock ([`Taken::finish`]).
@@ -148,9 +168,12 @@ impl Engine {
         let generalized = req.generalized.take();
         if persists {
             self.disown_frames(id);
+        } else if req.queued_frame {
+            self.drop_request(id);
         } else {
             // Dropped in place: a request is large, moving it out costs.
-            self.drop_request(id);
+            // (No frame of it waits in the outbox: nothing to disown.)
+            self.requests.discard(id);
         }
         Ok(Taken {
             status,
@@ -272,6 +295,15 @@ pub enum RequestState {
 }
 
 /// A completed request's outcome, taken out of the table.
+/// What [`Engine::poll_take`] found behind a handle.
+pub enum Polled {
+    /// An inactive persistent request.
+    Inactive,
+    Pending,
+    /// Complete: its outcome, taken out of the table.
+    Done(Taken),
+}
+
 pub struct Taken {
     pub status: MPI_Status,
     pub error: Option<MpiError>,
