@@ -67,7 +67,8 @@ pub struct Config {
     /// the operations that wait on it (see `core::failures`).
     pub failure_notices: bool,
     /// `OXMPI_PMI`: the PMI version the library speaks to its launcher:
-    /// `1` (the default), `2`, or `auto` (see [`PmiChoice`]).
+    /// `1` (the default), `2`, `auto` or `pmix` (see [`PmiChoice`] and
+    /// `bootstrap::pmi::launcher`).
     pub pmi: PmiChoice,
     /// `OXMPI_CC`: read by the `mpicc` script, not by the library; kept
     /// only to show it as a control variable (MPI_T).
@@ -128,6 +129,8 @@ pub enum PmiChoice {
     V1,
     V2,
     Auto,
+    /// PMIx, whatever else the environment names.
+    Pmix,
 }
 
 fn pmi_choice() -> PmiChoice {
@@ -140,8 +143,9 @@ fn pmi_choice() -> PmiChoice {
         "" | "1" => PmiChoice::V1,
         "2" => PmiChoice::V2,
         "auto" => PmiChoice::Auto,
+        "pmix" => PmiChoice::Pmix,
         other => {
-            eprintln!("oxmpi: ignoring OXMPI_PMI={other}: expected 1, 2 or auto");
+            eprintln!("oxmpi: ignoring OXMPI_PMI={other}: expected 1, 2, auto or pmix");
             PmiChoice::V1
         }
     }

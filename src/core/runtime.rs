@@ -144,7 +144,7 @@ impl Runtime {
 
     /// This process's PMI connection (`None` for a singleton), for the
     /// launcher's services (the name service).
-    pub fn pmi_mut(&mut self) -> MpiResult<Option<&mut crate::bootstrap::pmi::client::PmiClient>> {
+    pub fn pmi_mut(&mut self) -> MpiResult<Option<&mut crate::bootstrap::pmi::launcher::Launcher>> {
         let process = self
             .process
             .as_mut()
@@ -337,13 +337,14 @@ impl Runtime {
                     return moved;
                 };
                 for peer in wanted {
-                    let card = match pmi.get_from(&process.card_kvs, &epoch.card_key(peer)) {
-                        Ok(text) => text.and_then(|t| Card::parse(&t)),
-                        Err(e) => {
-                            log::warn!("looking up the card of process {peer}: {e}");
-                            None
-                        }
-                    };
+                    let card =
+                        match pmi.get_published(&process.card_kvs, peer, &epoch.card_key(peer)) {
+                            Ok(text) => text.and_then(|t| Card::parse(&t)),
+                            Err(e) => {
+                                log::warn!("looking up the card of process {peer}: {e}");
+                                None
+                            }
+                        };
                     instance.endpoints.resolve(peer, card);
                 }
             }

@@ -298,7 +298,7 @@ pub static CVARS: [Cvar; 19] = [
     },
     Cvar {
         name: "OXMPI_PMI",
-        desc: "the PMI version spoken to the launcher: 1 (default), 2, or auto (2, else 1 when the launcher refuses 2)",
+        desc: "the PMI version spoken to the launcher: 1 (default), 2, auto (2, else 1 when the launcher refuses 2), or pmix (PMIx, chosen anyway when only a PMIx server is in the environment)",
         verbosity: MPI_T_VERBOSITY_USER_DETAIL,
         datatype: CvarType::Char,
         enumeration: None,
@@ -308,6 +308,7 @@ pub static CVARS: [Cvar; 19] = [
                 config::PmiChoice::V1 => "1",
                 config::PmiChoice::V2 => "2",
                 config::PmiChoice::Auto => "auto",
+                config::PmiChoice::Pmix => "pmix",
             }))
         },
         write: None,
