@@ -70,6 +70,9 @@ pub struct Config {
     /// `1` (the default), `2`, `auto` or `pmix` (see [`PmiChoice`] and
     /// `bootstrap::pmi::launcher`).
     pub pmi: PmiChoice,
+    /// `OXMPI_PMIX_LIBRARY`: the PMIx client library to load under a PMIx
+    /// launcher (default `libpmix.so.2`, from the loader's path).
+    pub pmix_library: Option<String>,
     /// `OXMPI_CC`: read by the `mpicc` script, not by the library; kept
     /// only to show it as a control variable (MPI_T).
     pub cc: Option<String>,
@@ -253,6 +256,9 @@ impl Config {
                 .filter(|&pid: &i32| pid > 0),
             failure_notices: flag("OXMPI_FAILURE_NOTICES").unwrap_or(false),
             pmi: pmi_choice(),
+            pmix_library: std::env::var("OXMPI_PMIX_LIBRARY")
+                .ok()
+                .filter(|v| !v.is_empty()),
             cc: std::env::var("OXMPI_CC").ok(),
             unexpected_limit: std::env::var("OXMPI_UNEXPECTED_LIMIT").ok().map_or(
                 DEFAULT_UNEXPECTED_LIMIT,

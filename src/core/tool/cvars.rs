@@ -94,7 +94,7 @@ fn wrong_type() -> MpiError {
 
 const CONSTANT: i32 = MPI_T_SCOPE_CONSTANT;
 
-pub static CVARS: [Cvar; 19] = [
+pub static CVARS: [Cvar; 20] = [
     Cvar {
         name: "MPIR_CVAR_FINALIZE_ATEXIT",
         desc: "1: transports and the PMI connection outlive the last finalize, are reused by the next epoch and torn down at exit (MPICH's name; same as OXMPI_FINALIZE_ATEXIT)",
@@ -310,6 +310,23 @@ pub static CVARS: [Cvar; 19] = [
                 config::PmiChoice::Auto => "auto",
                 config::PmiChoice::Pmix => "pmix",
             }))
+        },
+        write: None,
+    },
+    Cvar {
+        name: "OXMPI_PMIX_LIBRARY",
+        desc: "the PMIx client library loaded under a PMIx launcher (srun --mpi=pmix, Open MPI's mpirun)",
+        verbosity: MPI_T_VERBOSITY_USER_DETAIL,
+        datatype: CvarType::Char,
+        enumeration: None,
+        scope: CONSTANT,
+        read: || {
+            text(Some(
+                config::get()
+                    .pmix_library
+                    .as_deref()
+                    .unwrap_or(crate::bootstrap::pmi::pmix::DEFAULT_LIBRARY),
+            ))
         },
         write: None,
     },

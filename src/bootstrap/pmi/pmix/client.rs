@@ -12,8 +12,10 @@
 //! peers are still found lazily, on first contact, with no job-wide fence
 //! (the world model's `MPI_Init` fences once, with data collection, so
 //! that its cards come in one exchange). A card that is not found at once
-//! is asked for again with `PMIX_GET_REFRESH_CACHE`: the server may hold
-//! the peer's data of an earlier epoch, without the new key.
+//! is asked for again with `PMIX_GET_REFRESH_CACHE`, in case a server
+//! answers from the peer's data of an earlier epoch, without the new key
+//! (Slurm 22.05's and Open MPI 4.1's never did in the tests: they wait for
+//! the key).
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::ffi::{self, CallError, Directive, Got, Proc, RANK_WILDCARD};
@@ -132,6 +134,9 @@ impl PmixClient {
         if let Some(found) = text(first) {
             return Ok(Some(found));
         }
+        log::debug!(
+            "PMIx_Get {key} of rank {rank}: not found, asking again with the cache refreshed"
+        );
         let again = ffi::get(&who, key, &[Directive::Flag(REFRESH_CACHE, true)])
             .map_err(|e| failed(&format!("PMIx_Get {key}"), e))?;
         Ok(text(again))

@@ -249,12 +249,15 @@ struct Api {
 /// from the loader's path. `Err` says why it cannot be used.
 static API: OnceLock<Result<Api, String>> = OnceLock::new();
 
+/// The library loaded when `OXMPI_PMIX_LIBRARY` names none.
+pub const DEFAULT_LIBRARY: &str = "libpmix.so.2";
+
 /// The library's name to load.
-pub fn library_name() -> String {
-    std::env::var("OXMPI_PMIX_LIBRARY")
-        .ok()
-        .filter(|v| !v.is_empty())
-        .unwrap_or_else(|| "libpmix.so.2".to_string())
+fn library_name() -> String {
+    crate::config::get()
+        .pmix_library
+        .clone()
+        .unwrap_or_else(|| DEFAULT_LIBRARY.to_string())
 }
 
 fn api() -> Result<&'static Api, String> {
@@ -283,6 +286,7 @@ fn load() -> Result<Api, String> {
 }
 
 fn load_from(name: &str) -> Result<Api, String> {
+    log::debug!("loading the PMIx library {name}");
     let c_name = CString::new(name).map_err(|_| format!("bad library name {name:?}"))?;
     // SAFETY: dlopen with a NUL-terminated name. RTLD_GLOBAL: the
     // library's own plugins (pmix_mca_*.so) resolve its symbols. The handle

@@ -5,3 +5,5 @@
 //! and the key-value exchange of business cards.
 pub mod client;
 mod ffi;
+
+pub use ffi::DEFAULT_LIBRARY;
