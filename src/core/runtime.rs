@@ -219,6 +219,7 @@ impl Runtime {
 
     /// A PMI barrier when the launcher shows puts only after one (Hydra):
     /// the world model's MPI_Init is collective, so it may wait there.
+    /// Not under oxmpi's mpiexec, nor under PMIx (a get waits for the key).
     pub fn make_cards_visible(&mut self) -> MpiResult {
         let Some(process) = self.process.as_mut() else {
             return Ok(());
@@ -226,7 +227,7 @@ impl Runtime {
         if process.puts_visible_at_once {
             return Ok(());
         }
-        if let Some(pmi) = process.pmi.as_mut() {
+        if let Some(pmi) = process.pmi.as_mut().filter(|p| !p.shows_puts_at_commit()) {
             pmi.barrier()
                 .map_err(|e| MpiError::new(MPI_ERR_OTHER, format!("PMI barrier: {e}")))?;
         }

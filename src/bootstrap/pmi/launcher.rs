@@ -118,6 +118,12 @@ impl Launcher {
         }
     }
 
+    /// Whether a put is visible to peers without a barrier (PMIx: once
+    /// committed, a peer's `PMIx_Get` finds it or waits for it).
+    pub fn shows_puts_at_commit(&self) -> bool {
+        matches!(self, Launcher::Pmix(_))
+    }
+
     /// The job-wide barrier that also makes every card published so far
     /// visible (PMIx: a fence collecting the data).
     pub fn barrier(&mut self) -> Result<(), PmiError> {
@@ -211,7 +217,7 @@ impl Launcher {
     pub fn finalize(&mut self) -> Result<(), PmiError> {
         match self {
             Launcher::Wire(c) => c.finalize(),
-            Launcher::Pmix(c) => c.finalize(),
+            Launcher::Pmix(c) => c.rest(),
         }
     }
 }

@@ -1,17 +1,23 @@
 //! The library's PMIx client: the job as the PMIx server describes it,
 //! and the exchange of business cards through PMIx's key-value store.
 //!
-//! Re-initialization: PMIx is initialized once per process, at the first
-//! initialization, and finalized at process exit, like the PMI-1/PMI-2
-//! connection (`PMIx_Init` after `PMIx_Finalize` is not something Slurm's
-//! or Open MPI's servers expect: both count a finalized client as gone).
+//! Re-initialization: PMIx is initialized once, at the process's first
+//! initialization, and finalized at process exit (`Runtime::end_process`),
+//! like the PMI wire connection: its server connection and progress thread (5 descriptors
+//! and 1 thread with PMIx 4.2) belong to the process, not to an epoch, and
+//! do not grow with epochs. `PMIx_Init` again after `PMIx_Finalize` does
+//! work with Slurm 22.05 and Open MPI 4.1, and would leave nothing between
+//! epochs, but it was tried and dropped: 1000 session cycles took 3-5
+//! times as long, and with a `PMIx_Fence` per epoch Open MPI's server hung
+//! after some tens of cycles. [`PmixClient::ensure_initialized`] keeps
+//! the per-epoch form one call away.
 //! Every epoch publishes its card under its own key (`oxmpi.e<N>.r<R>`,
 //! see `core::epoch`), `PMIx_Put` then `PMIx_Commit`; a peer's card is read
-//! with `PMIx_Get`, which for a process on another node asks that node's
-//! server (PMIx's "direct modex") and waits until the key is committed, so
-//! peers are still found lazily, on first contact, with no job-wide fence
-//! (the world model's `MPI_Init` fences once, with data collection, so
-//! that its cards come in one exchange). A card that is not found at once
+//! with `PMIx_Get`, which asks the peer's server (PMIx's "direct modex")
+//! and answers once the key is committed (Slurm) or "not found" for now
+//! (Open MPI 4.1: progress asks again), so peers are found lazily, on
+//! first contact, with no job-wide fence, not even in `MPI_Init` or
+//! `MPI_Session_init` (unlike under Hydra). A card that is not found at once
 //! is asked for again with `PMIX_GET_REFRESH_CACHE`, in case a server
 //! answers from the peer's data of an earlier epoch, without the new key
 //! (Slurm 22.05's and Open MPI 4.1's never did in the tests: they wait for
@@ -41,7 +47,6 @@ const REFRESH_CACHE: &str = "pmix.get.refresh";
 static LIVE: AtomicBool = AtomicBool::new(false);
 
 pub struct PmixClient {
-    me: Proc,
     pub placement: JobPlacement,
     /// This process's index among the job's processes on its node, and
     /// their number (`PMIX_LOCAL_RANK`, `PMIX_LOCAL_SIZE`).
@@ -49,7 +54,8 @@ pub struct PmixClient {
     /// The job's ranks on this node (`PMIX_LOCAL_PEERS`), this one
     /// included.
     pub node_ranks: Option<Vec<u32>>,
-    finalized: bool,
+    /// Whether PMIx is initialized now (not between epochs).
+    initialized: bool,
 }
 
 fn failed(what: &str, e: CallError) -> PmiError {
@@ -101,10 +107,9 @@ impl PmixClient {
                 kvsname: nspace,
                 vallen_max: 1 << 16,
             },
-            me,
             local,
             node_ranks,
-            finalized: false,
+            initialized: true,
         };
         log::debug!(
             "PMIx connected: {:?}, local {:?}, node ranks {:?}",
@@ -115,8 +120,31 @@ impl PmixClient {
         Ok(client)
     }
 
+    /// `PMIx_Init` again after [`PmixClient::rest`]; it must name the
+    /// same process.
+    fn ensure_initialized(&mut self) -> Result<(), PmiError> {
+        if self.initialized {
+            return Ok(());
+        }
+        let me = ffi::init().map_err(|e| failed("PMIx_Init", e))?;
+        LIVE.store(true, Ordering::SeqCst);
+        self.initialized = true;
+        if me.nspace() != self.placement.kvsname || me.rank != self.placement.rank {
+            return Err(PmiError::Protocol(format!(
+                "PMIx_Init again named another process: {} rank {}, not {} rank {}",
+                me.nspace(),
+                me.rank,
+                self.placement.kvsname,
+                self.placement.rank
+            )));
+        }
+        log::debug!("PMIx initialized again");
+        Ok(())
+    }
+
     /// Publishes `key=value` for every process of the job (put and commit).
     pub fn put(&mut self, key: &str, value: &str) -> Result<(), PmiError> {
+        self.ensure_initialized()?;
         ffi::put_text(key, value).map_err(|e| failed(&format!("PMIx_Put {key}"), e))?;
         ffi::commit().map_err(|e| failed("PMIx_Commit", e))
     }
@@ -125,6 +153,7 @@ impl PmixClient {
     /// it has not (the server waits for a key of a peer that has not
     /// committed it yet, up to the launcher's timeout).
     pub fn get(&mut self, rank: u32, key: &str) -> Result<Option<String>, PmiError> {
+        self.ensure_initialized()?;
         let who = Proc::new(&self.placement.kvsname, rank);
         let text = |got: Option<Got>| match got {
             Some(Got::Text(t)) => Some(t),
@@ -144,6 +173,7 @@ impl PmixClient {
 
     /// A job-level value (rank wildcard) under `key`, as text.
     pub fn get_job_text(&mut self, key: &str) -> Result<Option<String>, PmiError> {
+        self.ensure_initialized()?;
         let job = Proc::new(&self.placement.kvsname, RANK_WILDCARD);
         Ok(match immediate(&job, key)? {
             Some(Got::Text(t)) => Some(t),
@@ -153,6 +183,7 @@ impl PmixClient {
 
     /// `PMIx_Fence` over the job, collecting the data committed so far.
     pub fn fence(&mut self) -> Result<(), PmiError> {
+        self.ensure_initialized()?;
         ffi::fence(
             &self.placement.kvsname,
             &[Directive::Flag(COLLECT_DATA, true)],
@@ -164,6 +195,10 @@ impl PmixClient {
     /// from `PMIX_PSET_MEMBERS`), as ranks of this job; empty when it
     /// defines none (Slurm 22.05 and Open MPI 4.1 define none).
     pub fn process_sets(&mut self) -> Vec<(String, Vec<u32>)> {
+        if let Err(e) = self.ensure_initialized() {
+            log::debug!("no process sets from PMIx: {e}");
+            return Vec::new();
+        }
         let job = Proc::new(&self.placement.kvsname, RANK_WILDCARD);
         let names = match immediate(&job, PSET_NAMES) {
             Ok(Some(Got::Texts(names))) => names,
@@ -195,19 +230,15 @@ impl PmixClient {
         sets
     }
 
-    /// `PMIx_Finalize`, once.
-    pub fn finalize(&mut self) -> Result<(), PmiError> {
-        if self.finalized {
+    /// `PMIx_Finalize` when initialized (at process exit; a later use
+    /// would initialize again).
+    pub fn rest(&mut self) -> Result<(), PmiError> {
+        if !self.initialized {
             return Ok(());
         }
-        self.finalized = true;
+        self.initialized = false;
         LIVE.store(false, Ordering::SeqCst);
         ffi::finalize().map_err(|e| failed("PMIx_Finalize", e))
-    }
-
-    /// This process as PMIx names it.
-    pub fn rank(&self) -> u32 {
-        self.me.rank
     }
 }
 
