@@ -10,8 +10,10 @@
 #   PMIx; the programs are built with oxmpi's mpicc, so Open MPI's own
 #   libmpi is never loaded): the same tests.
 # Under each: every rank says it connected with PMIx (OXMPI_LOG), so no case
-# passes as a singleton or over another interface; MPI_Abort(7) ends the
-# job with status 7; and with the PMIx library missing
+# passes as a singleton or over another interface; 100 epochs leave as
+# many descriptors and threads as one (reinit_resources, its
+# MPIR_CVAR_FINALIZE_ATEXIT form: PMIx stays initialized across epochs);
+# MPI_Abort(7) ends the job with status 7; and with the PMIx library missing
 # (OXMPI_PMIX_LIBRARY=/nonexistent) MPI_Init fails saying so.
 # Each C test run must exit 0 with rank 0 printing `No Errors`, and nothing
 # of oxmpi's own on its output.
@@ -108,7 +110,7 @@ int main(int argc, char **argv) {
     return 0;
 }
 SRC
-for t in p2p_basic sessions_basic reinit_skew reinit_world abort_pmix; do
+for t in p2p_basic sessions_basic reinit_skew reinit_world reinit_resources abort_pmix; do
     src=$ROOT/c_tests/$t.c
     [ "$t" = abort_pmix ] && src=$WORK/abort_pmix.c
     if ! "$PREFIX/bin/mpicc" -O1 -I "$ROOT/c_tests" -o "$WORK/$t" "$src" 2>"$WORK/cc.err"; then
@@ -192,6 +194,19 @@ checks() {
         else
             not_ok "$case_name" "$(got)"
         fi
+    fi
+    # PMIx stays initialized across epochs (README): its descriptors and
+    # thread must not grow with epochs (the FINALIZE_ATEXIT form of the
+    # check compares the first cycle with the last).
+    if [ -x "$WORK/reinit_resources" ]; then
+        local two="srun -N 1 -n 2 --mpi=pmix"
+        if [ "$where" = mpirun ]; then
+            two="mpirun.openmpi -n 2"
+            launch mpirun MPIR_CVAR_FINALIZE_ATEXIT=1 -- 2 "$WORK/reinit_resources" 100
+        else
+            launch "-N 1 -n 2" MPIR_CVAR_FINALIZE_ATEXIT=1 -- "$WORK/reinit_resources" 100
+        fi
+        passes_c_test "reinit_resources, 100 epochs under $two: no growth"
     fi
     if [ -x "$WORK/abort_pmix" ]; then
         case_name="MPI_Abort(7) under $label ends the job with status 7"
