@@ -1,5 +1,5 @@
 # Sourced by the shell tests that run oxmpi programs under a launcher
-# (pmi2_launch.sh, hydra_pmi2.sh, slurm.sh): reporting one case, running
+# (pmi2_launch.sh, hydra_pmi2.sh, slurm.sh, pmix.sh): reporting one case, running
 # one command, and judging a C test's run. The sourcing script sets WORK
 # (a scratch folder) and LIMIT (seconds per run), and counts failures in
 # `failures`.
@@ -13,6 +13,8 @@ not_ok() {
 # The ranks must see no launcher variables of an outer job.
 unset PMI_FD PMI_PORT PMI_ID PMI_RANK PMI_SIZE PMI_JOBID OXMPI_JOBID OXMPI_JOB_SECRET \
     MPI_LOCALNRANKS MPI_LOCALRANKID OXMPI_PSETS OXMPI_LOG OXMPI_PMI
+# Nor an outer PMIx job's (the library would take it for its launcher).
+unset OXMPI_PMIX_LIBRARY "${!PMIX_@}"
 
 # run COMMAND...: runs it under `timeout LIMIT`; RC, $WORK/out, $WORK/err.
 run() {

@@ -67,8 +67,12 @@ pub struct Config {
     /// the operations that wait on it (see `core::failures`).
     pub failure_notices: bool,
     /// `OXMPI_PMI`: the PMI version the library speaks to its launcher:
-    /// `1` (the default), `2`, or `auto` (see [`PmiChoice`]).
+    /// `1` (the default), `2`, `auto` or `pmix` (see [`PmiChoice`] and
+    /// `bootstrap::pmi::launcher`).
     pub pmi: PmiChoice,
+    /// `OXMPI_PMIX_LIBRARY`: the PMIx client library to load under a PMIx
+    /// launcher (default `libpmix.so.2`, from the loader's path).
+    pub pmix_library: Option<String>,
     /// `OXMPI_CC`: read by the `mpicc` script, not by the library; kept
     /// only to show it as a control variable (MPI_T).
     pub cc: Option<String>,
@@ -128,6 +132,8 @@ pub enum PmiChoice {
     V1,
     V2,
     Auto,
+    /// PMIx, whatever else the environment names.
+    Pmix,
 }
 
 fn pmi_choice() -> PmiChoice {
@@ -140,8 +146,9 @@ fn pmi_choice() -> PmiChoice {
         "" | "1" => PmiChoice::V1,
         "2" => PmiChoice::V2,
         "auto" => PmiChoice::Auto,
+        "pmix" => PmiChoice::Pmix,
         other => {
-            eprintln!("oxmpi: ignoring OXMPI_PMI={other}: expected 1, 2 or auto");
+            eprintln!("oxmpi: ignoring OXMPI_PMI={other}: expected 1, 2, auto or pmix");
             PmiChoice::V1
         }
     }
@@ -249,6 +256,9 @@ impl Config {
                 .filter(|&pid: &i32| pid > 0),
             failure_notices: flag("OXMPI_FAILURE_NOTICES").unwrap_or(false),
             pmi: pmi_choice(),
+            pmix_library: std::env::var("OXMPI_PMIX_LIBRARY")
+                .ok()
+                .filter(|v| !v.is_empty()),
             cc: std::env::var("OXMPI_CC").ok(),
             unexpected_limit: std::env::var("OXMPI_UNEXPECTED_LIMIT").ok().map_or(
                 DEFAULT_UNEXPECTED_LIMIT,

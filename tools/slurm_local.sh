@@ -40,6 +40,9 @@ SlurmdUser=root
 AuthType=auth/munge
 StateSaveLocation=$DIR/ctld
 SlurmdSpoolDir=$DIR/spool/%n
+# Per node: Slurm's pmix plugin makes its client directories there
+# (spmix_appdir_*), which two slurmds on one host would share in /tmp.
+TmpFS=$DIR/tmp/%n
 SlurmctldPidFile=$DIR/slurmctld.pid
 SlurmdPidFile=$DIR/slurmd.%n.pid
 SlurmctldLogFile=$DIR/log/slurmctld.log
@@ -61,7 +64,7 @@ NodeName=oxmpi1 NodeHostname=$HOST NodeAddr=127.0.0.1 Port=$((PORT + 1)) CPUs=16
 NodeName=oxmpi2 NodeHostname=$HOST NodeAddr=127.0.0.1 Port=$((PORT + 2)) CPUs=16 RealMemory=1000 State=UNKNOWN
 PartitionName=test Nodes=oxmpi1,oxmpi2 Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 CONF
-    for n in $NODES; do mkdir -p "$DIR/spool/$n" || return 1; done
+    for n in $NODES; do mkdir -p "$DIR/spool/$n" "$DIR/tmp/$n" || return 1; done
     mv "$CONF.new" "$CONF"
 }
 

@@ -28,7 +28,7 @@ pub fn abort_job(code: i32, message: &str) -> ! {
         let _ = err.flush();
     }
     let _ = std::io::stdout().flush();
-    if crate::bootstrap::pmi::client::send_abort(code, message) {
+    if crate::bootstrap::pmi::launcher::send_abort(code, message) {
         // Give the launcher a moment to end the job itself, so it reports
         // the abort rather than this process's exit.
         std::thread::sleep(std::time::Duration::from_millis(500));

@@ -5,13 +5,14 @@
 //! registered here.
 use super::error::{MpiError, MpiResult};
 use super::pset::ProcessSets;
-use crate::bootstrap::pmi::client::{JobPlacement, PmiClient};
-use crate::bootstrap::{node, process_mapping, ProcessId};
+use crate::bootstrap::pmi::client::JobPlacement;
+use crate::bootstrap::pmi::launcher::Launcher;
+use crate::bootstrap::{node, ProcessId};
 use crate::mpi_abi::constants::*;
 
 /// What this process is in its job.
 pub struct Process {
-    pub pmi: Option<PmiClient>,
+    pub pmi: Option<Launcher>,
     pub placement: JobPlacement,
     pub hostname: String,
     /// Names this job in shared-memory segment names.
@@ -51,7 +52,7 @@ pub const PARENT_PORT_KEY: &str = "oxmpi.parent_port";
 impl Process {
     /// Connects to the launcher, or becomes a singleton when there is none.
     pub fn bootstrap() -> MpiResult<Process> {
-        let mut pmi = PmiClient::from_env()
+        let mut pmi = Launcher::from_env()
             .map_err(|e| MpiError::new(MPI_ERR_OTHER, format!("cannot reach the launcher: {e}")))?;
         if let Some(client) = pmi
             .as_mut()
@@ -62,7 +63,7 @@ impl Process {
             })?;
         }
         let placement = match &pmi {
-            Some(client) => client.placement.clone(),
+            Some(client) => client.placement().clone(),
             None => JobPlacement {
                 rank: 0,
                 size: 1,
@@ -111,8 +112,12 @@ impl Process {
             })
             .take(80)
             .collect();
-        let local_index = env_u32("MPI_LOCALRANKID").unwrap_or(placement.rank);
+        let launcher_slot = pmi.as_ref().and_then(Launcher::local_slot);
+        let local_index = env_u32("MPI_LOCALRANKID")
+            .or(launcher_slot.map(|(index, _)| index))
+            .unwrap_or(placement.rank);
         let local_count = env_u32("MPI_LOCALNRANKS")
+            .or(launcher_slot.map(|(_, count)| count))
             .unwrap_or(placement.size)
             .max(local_index + 1);
         // Peers need ptrace rights over this process to read its memory
@@ -126,13 +131,7 @@ impl Process {
         }
         let shared = match pmi.as_mut() {
             Some(client) => client
-                .process_mapping()
-                .ok()
-                .flatten()
-                .and_then(|v| process_mapping::parse(&v))
-                .and_then(|t| {
-                    process_mapping::ranks_sharing_node(&t, placement.size, placement.rank)
-                })
+                .node_ranks()
                 .map(|ranks| ranks.into_iter().map(|r| world_base + r).collect()),
             None => Some(vec![world_base + placement.rank]),
         };
@@ -151,12 +150,17 @@ impl Process {
             }
         }
         super::progress::set_local_processes(local_count as usize);
-        let psets = ProcessSets::new(
+        let mut psets = ProcessSets::new(
             world_base..world_base + placement.size,
             world_base + placement.rank,
             shared.clone(),
             crate::config::get().psets.as_deref(),
         );
+        if let Some(client) = pmi.as_mut() {
+            for (name, ranks) in client.process_sets() {
+                psets.add_launcher_set(&name, ranks.into_iter().map(|r| world_base + r).collect());
+            }
+        }
         Ok(Process {
             psets,
             node_ranks: shared,

@@ -14,31 +14,7 @@ pub struct ProcessSets {
     sets: Vec<(String, Arc<[ProcessId]>)>,
 }
 
-/// Parses a rank list such as `0,2,4-7`.
-pub fn parse_rank_list(text: &str, size: u32) -> Result<Vec<ProcessId>, String> {
-    let mut ranks = Vec::new();
-    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let (a, b) = match part.split_once('-') {
-            Some((a, b)) => (a.trim(), b.trim()),
-            None => (part, part),
-        };
-        let a: u32 = a
-            .parse()
-            .map_err(|_| format!("'{part}' is not a rank or range"))?;
-        let b: u32 = b
-            .parse()
-            .map_err(|_| format!("'{part}' is not a rank or range"))?;
-        if a > b || b >= size {
-            return Err(format!("'{part}' is not within 0..{size}"));
-        }
-        for r in a..=b {
-            if !ranks.contains(&r) {
-                ranks.push(r);
-            }
-        }
-    }
-    Ok(ranks)
-}
+pub use crate::bootstrap::rank_list::parse as parse_rank_list;
 
 impl ProcessSets {
     /// The sets of process `me` of the world `world` (process ids), whose
@@ -80,6 +56,20 @@ impl ProcessSets {
         ProcessSets { sets }
     }
 
+    /// A set the launcher defines (PMIx's `pmix.pset.names`), unless one of
+    /// that name is there already: `mpi://WORLD` and `mpi://SELF` are
+    /// oxmpi's own (the same processes), and `OXMPI_PSETS` goes first.
+    pub fn add_launcher_set(&mut self, name: &str, members: Vec<ProcessId>) {
+        if name.is_empty() || members.is_empty() {
+            return;
+        }
+        if self.sets.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)) {
+            log::debug!("process set {name} from the launcher: already defined");
+            return;
+        }
+        self.sets.push((name.to_string(), members.into()));
+    }
+
     pub fn len(&self) -> usize {
         self.sets.len()
     }
@@ -110,6 +100,19 @@ impl ProcessSets {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn launcher_sets_come_after_and_never_replace_ours() {
+        let mut sets = ProcessSets::new(0..4, 1, None, Some("app=0-1"));
+        sets.add_launcher_set("mpi://WORLD", vec![0]);
+        sets.add_launcher_set("APP", vec![3]);
+        sets.add_launcher_set("user:even", vec![0, 2]);
+        sets.add_launcher_set("empty", vec![]);
+        assert_eq!(sets.len(), 5);
+        assert_eq!(sets.name(4).unwrap(), "user:even");
+        assert_eq!(&*sets.members("mpi://WORLD").unwrap(), &[0, 1, 2, 3]);
+        assert_eq!(&*sets.members("app").unwrap(), &[0, 1]);
+    }
 
     #[test]
     fn predefined_and_launcher_sets_case_insensitive() {

@@ -144,7 +144,7 @@ impl Runtime {
 
     /// This process's PMI connection (`None` for a singleton), for the
     /// launcher's services (the name service).
-    pub fn pmi_mut(&mut self) -> MpiResult<Option<&mut crate::bootstrap::pmi::client::PmiClient>> {
+    pub fn pmi_mut(&mut self) -> MpiResult<Option<&mut crate::bootstrap::pmi::launcher::Launcher>> {
         let process = self
             .process
             .as_mut()
@@ -219,6 +219,7 @@ impl Runtime {
 
     /// A PMI barrier when the launcher shows puts only after one (Hydra):
     /// the world model's MPI_Init is collective, so it may wait there.
+    /// Not under oxmpi's mpiexec, nor under PMIx (a get waits for the key).
     pub fn make_cards_visible(&mut self) -> MpiResult {
         let Some(process) = self.process.as_mut() else {
             return Ok(());
@@ -226,7 +227,7 @@ impl Runtime {
         if process.puts_visible_at_once {
             return Ok(());
         }
-        if let Some(pmi) = process.pmi.as_mut() {
+        if let Some(pmi) = process.pmi.as_mut().filter(|p| !p.shows_puts_at_commit()) {
             pmi.barrier()
                 .map_err(|e| MpiError::new(MPI_ERR_OTHER, format!("PMI barrier: {e}")))?;
         }
@@ -337,13 +338,14 @@ impl Runtime {
                     return moved;
                 };
                 for peer in wanted {
-                    let card = match pmi.get_from(&process.card_kvs, &epoch.card_key(peer)) {
-                        Ok(text) => text.and_then(|t| Card::parse(&t)),
-                        Err(e) => {
-                            log::warn!("looking up the card of process {peer}: {e}");
-                            None
-                        }
-                    };
+                    let card =
+                        match pmi.get_published(&process.card_kvs, peer, &epoch.card_key(peer)) {
+                            Ok(text) => text.and_then(|t| Card::parse(&t)),
+                            Err(e) => {
+                                log::warn!("looking up the card of process {peer}: {e}");
+                                None
+                            }
+                        };
                     instance.endpoints.resolve(peer, card);
                 }
             }

@@ -60,6 +60,7 @@ pub static CATEGORIES: [Category; 7] = [
             "OXMPI_LAUNCHER_PID",
             "OXMPI_FAILURE_NOTICES",
             "OXMPI_PMI",
+            "OXMPI_PMIX_LIBRARY",
             "OXMPI_CC",
         ],
         pvars: &[],

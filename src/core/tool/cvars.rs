@@ -94,7 +94,7 @@ fn wrong_type() -> MpiError {
 
 const CONSTANT: i32 = MPI_T_SCOPE_CONSTANT;
 
-pub static CVARS: [Cvar; 19] = [
+pub static CVARS: [Cvar; 20] = [
     Cvar {
         name: "MPIR_CVAR_FINALIZE_ATEXIT",
         desc: "1: transports and the PMI connection outlive the last finalize, are reused by the next epoch and torn down at exit (MPICH's name; same as OXMPI_FINALIZE_ATEXIT)",
@@ -298,7 +298,7 @@ pub static CVARS: [Cvar; 19] = [
     },
     Cvar {
         name: "OXMPI_PMI",
-        desc: "the PMI version spoken to the launcher: 1 (default), 2, or auto (2, else 1 when the launcher refuses 2)",
+        desc: "the PMI version spoken to the launcher: 1 (default), 2, auto (2, else 1 when the launcher refuses 2), or pmix (PMIx, chosen anyway when only a PMIx server is in the environment)",
         verbosity: MPI_T_VERBOSITY_USER_DETAIL,
         datatype: CvarType::Char,
         enumeration: None,
@@ -308,7 +308,25 @@ pub static CVARS: [Cvar; 19] = [
                 config::PmiChoice::V1 => "1",
                 config::PmiChoice::V2 => "2",
                 config::PmiChoice::Auto => "auto",
+                config::PmiChoice::Pmix => "pmix",
             }))
+        },
+        write: None,
+    },
+    Cvar {
+        name: "OXMPI_PMIX_LIBRARY",
+        desc: "the PMIx client library loaded under a PMIx launcher (srun --mpi=pmix, Open MPI's mpirun)",
+        verbosity: MPI_T_VERBOSITY_USER_DETAIL,
+        datatype: CvarType::Char,
+        enumeration: None,
+        scope: CONSTANT,
+        read: || {
+            text(Some(
+                config::get()
+                    .pmix_library
+                    .as_deref()
+                    .unwrap_or(crate::bootstrap::pmi::pmix::DEFAULT_LIBRARY),
+            ))
         },
         write: None,
     },
