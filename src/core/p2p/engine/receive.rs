@@ -158,7 +158,7 @@ impl Engine {
             let n = data.len().min(capacity - offset);
             recv.buf.unpack(offset, &data[..n]);
         }
-        recv.received += data.len();
+        recv.received = recv.received.saturating_add(data.len());
         self.maybe_finish_receive(id);
     }
 
@@ -168,7 +168,7 @@ impl Engine {
             ..
         }) = self.requests.get_mut(id)
         {
-            recv.received += bytes;
+            recv.received = recv.received.saturating_add(bytes);
         }
         self.maybe_finish_receive(id);
     }
