@@ -93,20 +93,7 @@ if [ -x "$WORK/spawn_pmi2" ]; then
     passes_c_test "MPI_Comm_spawn under PMI-2 fails with MPI_ERR_SPAWN naming PMI-2"
 fi
 
-cat >"$WORK/abort_pmi2.c" <<'SRC'
-#include <mpi.h>
-#include <unistd.h>
-int main(int argc, char **argv) {
-    int rank;
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (rank == 1) MPI_Abort(MPI_COMM_WORLD, 7);
-    sleep(30);
-    MPI_Finalize();
-    return 0;
-}
-SRC
-if "$PREFIX/bin/mpicc" -O1 -o "$WORK/abort_pmi2" "$WORK/abort_pmi2.c" 2>"$WORK/cc.err"; then
+if "$PREFIX/bin/mpicc" -O1 -o "$WORK/abort_pmi2" "$ROOT/c_tests/launcher/mpi_abort7.c" 2>"$WORK/cc.err"; then
     run env OXMPI_PMI=2 "$MPIEXEC" -n 3 "$WORK/abort_pmi2"
     if [ "$RC" = 7 ] && grep -q "aborted the job with code 7" "$WORK/err"; then
         ok "MPI_Abort(7) under PMI-2 ends the job with status 7"

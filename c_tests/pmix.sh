@@ -97,22 +97,9 @@ if [ ! -x "$PREFIX/bin/mpicc" ]; then
     not_ok "setup" "$PREFIX/bin/mpicc is missing (make stage)"
     exit 1
 fi
-cat > "$WORK/abort_pmix.c" <<'SRC'
-#include <mpi.h>
-#include <unistd.h>
-int main(int argc, char **argv) {
-    int rank;
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (rank == 1) MPI_Abort(MPI_COMM_WORLD, 7);
-    sleep(30);
-    MPI_Finalize();
-    return 0;
-}
-SRC
 for t in p2p_basic sessions_basic reinit_skew reinit_world reinit_resources abort_pmix; do
     src=$ROOT/c_tests/$t.c
-    [ "$t" = abort_pmix ] && src=$WORK/abort_pmix.c
+    [ "$t" = abort_pmix ] && src=$ROOT/c_tests/launcher/mpi_abort7.c
     if ! "$PREFIX/bin/mpicc" -O1 -I "$ROOT/c_tests" -o "$WORK/$t" "$src" 2>"$WORK/cc.err"; then
         not_ok "build $t with oxmpi's mpicc" "$(head -c 600 "$WORK/cc.err")"
     fi
