@@ -45,21 +45,31 @@ typedef struct MPI_ABI_Datatype *MPI_Datatype;
 #define MPI_UNSIGNED_SHORT             ((MPI_Datatype)0x20c)
 #define MPI_UNSIGNED                   ((MPI_Datatype)0x20d)
 #define MPI_UNSIGNED_LONG              ((MPI_Datatype)0x20e)
+#define MPI_UNSIGNED_LONG_LONG         ((MPI_Datatype)0x20f)
 #define MPI_FLOAT                      ((MPI_Datatype)0x210)
+#define MPI_C_FLOAT_COMPLEX            ((MPI_Datatype)0x212)
+#define MPI_CXX_FLOAT_COMPLEX          ((MPI_Datatype)0x213)
 #define MPI_DOUBLE                     ((MPI_Datatype)0x214)
+#define MPI_C_DOUBLE_COMPLEX           ((MPI_Datatype)0x216)
+#define MPI_CXX_DOUBLE_COMPLEX         ((MPI_Datatype)0x217)
 #define MPI_LOGICAL                    ((MPI_Datatype)0x218)
 #define MPI_INTEGER                    ((MPI_Datatype)0x219)
 #define MPI_REAL                       ((MPI_Datatype)0x21a)
 #define MPI_COMPLEX                    ((MPI_Datatype)0x21b)
+#define MPI_DOUBLE_PRECISION           ((MPI_Datatype)0x21c)
 #define MPI_DOUBLE_COMPLEX             ((MPI_Datatype)0x21d)
 #define MPI_CHARACTER                  ((MPI_Datatype)0x21e)
 #define MPI_LONG_DOUBLE                ((MPI_Datatype)0x220)
+#define MPI_C_LONG_DOUBLE_COMPLEX      ((MPI_Datatype)0x224)
+#define MPI_CXX_LONG_DOUBLE_COMPLEX    ((MPI_Datatype)0x225)
 #define MPI_FLOAT_INT                  ((MPI_Datatype)0x228)
 #define MPI_DOUBLE_INT                 ((MPI_Datatype)0x229)
 #define MPI_LONG_INT                   ((MPI_Datatype)0x22a)
 #define MPI_2INT                       ((MPI_Datatype)0x22b)
 #define MPI_SHORT_INT                  ((MPI_Datatype)0x22c)
+#define MPI_LONG_DOUBLE_INT            ((MPI_Datatype)0x22d)
 #define MPI_2REAL                      ((MPI_Datatype)0x230)
+#define MPI_2DOUBLE_PRECISION          ((MPI_Datatype)0x231)
 #define MPI_2INTEGER                   ((MPI_Datatype)0x232)
 #define MPI_C_BOOL                     ((MPI_Datatype)0x238)
 #define MPI_CXX_BOOL                   ((MPI_Datatype)0x239)
@@ -113,6 +123,8 @@ typedef struct MPI_ABI_Op *MPI_Op;
 #define MPI_NO_OP                      ((MPI_Op)0x3d)
 
 typedef struct MPI_ABI_Errhandler *MPI_Errhandler;
+#define MPI_ERRHANDLER_NULL            ((MPI_Errhandler)0x140)
+#define MPI_ERRORS_ARE_FATAL           ((MPI_Errhandler)0x141)
 #define MPI_ERRORS_RETURN              ((MPI_Errhandler)0x142)
 #define MPI_ERRORS_ABORT               ((MPI_Errhandler)0x143)
 
@@ -131,6 +143,7 @@ typedef struct MPI_ABI_Request *MPI_Request;
 
 typedef struct MPI_ABI_Message *MPI_Message;
 #define MPI_MESSAGE_NULL               ((MPI_Message)0x128)
+#define MPI_MESSAGE_NO_PROC            ((MPI_Message)0x129)
 
 typedef struct MPI_ABI_Session *MPI_Session;
 #define MPI_SESSION_NULL               ((MPI_Session)0x120)
@@ -148,6 +161,7 @@ enum {
     /* Thread */
     MPI_THREAD_SINGLE = 0,
     MPI_THREAD_FUNNELED = 1024,
+    MPI_THREAD_SERIALIZED = 2048,
     MPI_THREAD_MULTIPLE = 4096,
     /* Compare */
     MPI_IDENT = 201,
@@ -158,17 +172,39 @@ enum {
     MPI_CART = 211,
     MPI_GRAPH = 212,
     MPI_DIST_GRAPH = 213,
+    /* SplitType */
+    MPI_COMM_TYPE_SHARED = 221,
+    MPI_COMM_TYPE_HW_UNGUIDED = 222,
+    MPI_COMM_TYPE_HW_GUIDED = 223,
     /* Combiner */
     MPI_COMBINER_NAMED = 101,
     MPI_COMBINER_DUP = 102,
+    MPI_COMBINER_CONTIGUOUS = 103,
     MPI_COMBINER_VECTOR = 104,
+    MPI_COMBINER_HVECTOR = 105,
+    MPI_COMBINER_INDEXED = 106,
+    MPI_COMBINER_HINDEXED = 107,
+    MPI_COMBINER_INDEXED_BLOCK = 108,
+    MPI_COMBINER_HINDEXED_BLOCK = 109,
     MPI_COMBINER_STRUCT = 110,
+    MPI_COMBINER_SUBARRAY = 111,
     MPI_COMBINER_DARRAY = 112,
+    MPI_COMBINER_F90_INTEGER = 113,
+    MPI_COMBINER_F90_REAL = 114,
+    MPI_COMBINER_F90_COMPLEX = 115,
+    MPI_COMBINER_RESIZED = 116,
     /* Typeclass */
+    MPI_TYPECLASS_INTEGER = 192,
     MPI_TYPECLASS_REAL = 193,
+    MPI_TYPECLASS_COMPLEX = 194,
     /* Lock */
     MPI_LOCK_EXCLUSIVE = 301,
     MPI_LOCK_SHARED = 302,
+    /* Flavor */
+    MPI_WIN_FLAVOR_CREATE = 311,
+    MPI_WIN_FLAVOR_ALLOCATE = 312,
+    MPI_WIN_FLAVOR_DYNAMIC = 313,
+    MPI_WIN_FLAVOR_SHARED = 314,
     /* Model */
     MPI_WIN_UNIFIED = 321,
     MPI_WIN_SEPARATE = 322,
@@ -182,6 +218,9 @@ enum {
     /* Distrib */
     MPI_DISTRIBUTE_NONE = 16,
     MPI_DISTRIBUTE_BLOCK = 17,
+    MPI_DISTRIBUTE_CYCLIC = 18,
+    /* Darg */
+    MPI_DISTRIBUTE_DFLT_DARG = 19,
     /* Keyval */
     MPI_KEYVAL_INVALID = 0,
     MPI_TAG_UB = 501,
@@ -194,6 +233,7 @@ enum {
     MPI_WIN_BASE = 601,
     MPI_WIN_DISP_UNIT = 602,
     MPI_WIN_SIZE = 603,
+    MPI_WIN_CREATE_FLAVOR = 604,
     MPI_WIN_MODEL = 605,
     /* ErrorClass */
     MPI_SUCCESS = 0,
@@ -223,6 +263,9 @@ enum {
     MPI_ERR_BASE = 24,
     MPI_ERR_CONVERSION = 25,
     MPI_ERR_DISP = 26,
+    MPI_ERR_DUP_DATAREP = 27,
+    MPI_ERR_FILE_EXISTS = 28,
+    MPI_ERR_FILE_IN_USE = 29,
     MPI_ERR_FILE = 30,
     MPI_ERR_INFO_KEY = 31,
     MPI_ERR_INFO_NOKEY = 32,
@@ -235,31 +278,66 @@ enum {
     MPI_ERR_NO_MEM = 39,
     MPI_ERR_NOT_SAME = 40,
     MPI_ERR_NO_SPACE = 41,
+    MPI_ERR_NO_SUCH_FILE = 42,
     MPI_ERR_PORT = 43,
     MPI_ERR_QUOTA = 44,
     MPI_ERR_READ_ONLY = 45,
     MPI_ERR_RMA_ATTACH = 46,
+    MPI_ERR_RMA_CONFLICT = 47,
     MPI_ERR_RMA_RANGE = 48,
     MPI_ERR_RMA_SHARED = 49,
     MPI_ERR_RMA_SYNC = 50,
     MPI_ERR_SERVICE = 51,
     MPI_ERR_SIZE = 52,
     MPI_ERR_SPAWN = 53,
+    MPI_ERR_UNSUPPORTED_DATAREP = 54,
+    MPI_ERR_UNSUPPORTED_OPERATION = 55,
     MPI_ERR_WIN = 56,
     MPI_ERR_RMA_FLAVOR = 57,
+    MPI_ERR_PROC_ABORTED = 58,
+    MPI_ERR_VALUE_TOO_LARGE = 59,
     MPI_ERR_SESSION = 60,
     MPI_ERR_ERRHANDLER = 61,
     MPI_ERR_ABI = 62,
+    MPI_T_ERR_CANNOT_INIT = 1001,
+    MPI_T_ERR_NOT_ACCESSIBLE = 1002,
+    MPI_T_ERR_NOT_INITIALIZED = 1003,
+    MPI_T_ERR_NOT_SUPPORTED = 1004,
     MPI_T_ERR_MEMORY = 1005,
     MPI_T_ERR_INVALID = 1006,
+    MPI_T_ERR_INVALID_INDEX = 1007,
+    MPI_T_ERR_INVALID_ITEM = 1008,
+    MPI_T_ERR_INVALID_SESSION = 1009,
+    MPI_T_ERR_INVALID_HANDLE = 1010,
+    MPI_T_ERR_INVALID_NAME = 1011,
+    MPI_T_ERR_OUT_OF_HANDLES = 1012,
+    MPI_T_ERR_OUT_OF_SESSIONS = 1013,
+    MPI_T_ERR_CVAR_SET_NOT_NOW = 1014,
+    MPI_T_ERR_CVAR_SET_NEVER = 1015,
+    MPI_T_ERR_PVAR_NO_WRITE = 1016,
+    MPI_T_ERR_PVAR_NO_STARTSTOP = 1017,
+    MPI_T_ERR_PVAR_NO_ATOMIC = 1018,
+    /* Verbosity */
+    MPI_T_VERBOSITY_USER_BASIC = 0x09,
+    MPI_T_VERBOSITY_USER_DETAIL = 0x0a,
+    MPI_T_VERBOSITY_USER_ALL = 0x0c,
+    MPI_T_VERBOSITY_TUNER_BASIC = 0x11,
+    MPI_T_VERBOSITY_TUNER_DETAIL = 0x12,
+    MPI_T_VERBOSITY_TUNER_ALL = 0x14,
+    MPI_T_VERBOSITY_MPIDEV_BASIC = 0x21,
+    MPI_T_VERBOSITY_MPIDEV_DETAIL = 0x22,
+    MPI_T_VERBOSITY_MPIDEV_ALL = 0x24,
     /* Bind */
     MPI_T_BIND_NO_OBJECT = 1,
     MPI_T_BIND_MPI_COMM = 2,
+    MPI_T_BIND_MPI_DATATYPE = 3,
+    MPI_T_BIND_MPI_ERRHANDLER = 4,
     MPI_T_BIND_MPI_FILE = 5,
     MPI_T_BIND_MPI_GROUP = 6,
     MPI_T_BIND_MPI_OP = 7,
     MPI_T_BIND_MPI_REQUEST = 8,
     MPI_T_BIND_MPI_WIN = 9,
+    MPI_T_BIND_MPI_MESSAGE = 10,
     MPI_T_BIND_MPI_INFO = 11,
     /* Scope */
     MPI_T_SCOPE_CONSTANT = 1,
@@ -269,15 +347,41 @@ enum {
     MPI_T_SCOPE_GROUP_EQ = 5,
     MPI_T_SCOPE_ALL = 6,
     MPI_T_SCOPE_ALL_EQ = 7,
+    /* PvarClass */
+    MPI_T_PVAR_CLASS_STATE = 1,
+    MPI_T_PVAR_CLASS_LEVEL = 2,
+    MPI_T_PVAR_CLASS_SIZE = 3,
+    MPI_T_PVAR_CLASS_PERCENTAGE = 4,
+    MPI_T_PVAR_CLASS_HIGHWATERMARK = 5,
+    MPI_T_PVAR_CLASS_LOWWATERMARK = 6,
+    MPI_T_PVAR_CLASS_COUNTER = 7,
+    MPI_T_PVAR_CLASS_AGGREGATE = 8,
+    MPI_T_PVAR_CLASS_TIMER = 9,
+    MPI_T_PVAR_CLASS_GENERIC = 10,
+    /* CbSafety */
+    MPI_T_CB_REQUIRE_NONE = 0x00,
+    MPI_T_CB_REQUIRE_MPI_RESTRICTED = 0x03,
+    MPI_T_CB_REQUIRE_THREAD_SAFE = 0x0f,
+    MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE = 0x3f,
+    /* SourceOrder */
+    MPI_T_SOURCE_ORDERED = 1,
+    MPI_T_SOURCE_UNORDERED = 2,
     /* ModeGroup::File */
     MPI_MODE_APPEND = 1,
     MPI_MODE_CREATE = 2,
+    MPI_MODE_DELETE_ON_CLOSE = 4,
     MPI_MODE_EXCL = 8,
     MPI_MODE_RDONLY = 16,
     MPI_MODE_RDWR = 32,
+    MPI_MODE_SEQUENTIAL = 64,
+    MPI_MODE_UNIQUE_OPEN = 128,
     MPI_MODE_WRONLY = 256,
     /* ModeGroup::Win */
+    MPI_MODE_NOCHECK = 1024,
+    MPI_MODE_NOPRECEDE = 2048,
     MPI_MODE_NOPUT = 4096,
+    MPI_MODE_NOSTORE = 8192,
+    MPI_MODE_NOSUCCEED = 16384,
     /* Other integer constants */
     MPI_UNDEFINED = -32766,
     MPI_ERR_LASTCODE = 0x3fff,

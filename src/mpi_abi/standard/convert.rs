@@ -186,6 +186,36 @@ pub fn status_out(st: &m::MPI_Status) -> s::MPI_Status {
     }
 }
 
+/// The `MPI_ERROR` of a status oxmpi did not set (MPI sets it only where
+/// a call completing several requests reports `MPI_ERR_IN_STATUS`): the
+/// program's field is then left as it was.
+const ERROR_UNSET: c_int = c_int::MIN + 0x5a;
+
+/// A status for oxmpi to fill, its `MPI_ERROR` marked unset.
+pub fn status_blank() -> m::MPI_Status {
+    m::MPI_Status {
+        MPI_ERROR: ERROR_UNSET,
+        ..Default::default()
+    }
+}
+
+/// Stores oxmpi's status into the program's: the public fields and the
+/// count, and `MPI_ERROR` only if oxmpi set it.
+///
+/// # Safety
+/// `dst` is valid for reads and writes of a status.
+pub unsafe fn status_store(dst: *mut s::MPI_Status, st: &m::MPI_Status) {
+    let mut out = status_out(st);
+    // SAFETY: the function's contract.
+    let old = unsafe { *dst };
+    if st.MPI_ERROR == ERROR_UNSET {
+        out.MPI_ERROR = old.MPI_ERROR;
+    }
+    out.MPI_internal[2..].copy_from_slice(&old.MPI_internal[2..]);
+    // SAFETY: the function's contract.
+    unsafe { *dst = out };
+}
+
 /// oxmpi's `MPI_STATUS_IGNORE` and `MPI_STATUSES_IGNORE` (the standard's
 /// are NULL).
 pub fn status_ignore() -> *mut m::MPI_Status {
@@ -392,7 +422,7 @@ mod tests {
 
     #[test]
     fn buffer_and_weight_sentinels() {
-        assert_eq!(buf_in(1 as *const c_void) as usize, usize::MAX);
+        assert_eq!(buf_in(std::ptr::without_provenance::<c_void>(1)) as usize, usize::MAX);
         assert!(buf_in(std::ptr::null::<c_void>()).is_null());
         assert_eq!(
             displacement_in(-1),
