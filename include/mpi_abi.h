@@ -1461,8 +1461,8 @@ int MPI_T_event_copy(MPI_T_event_instance event_instance, void* buffer);
 int PMPI_T_event_copy(MPI_T_event_instance event_instance, void* buffer);
 int MPI_T_event_get_index(const char* name, int* event_index);
 int PMPI_T_event_get_index(const char* name, int* event_index);
-int MPI_T_event_get_info(int event_index, char* name, int* name_len, int* verbosity, MPI_Datatype* array_of_datatypes, MPI_Aint* array_of_displacements, int* num_elements, MPI_T_enum* enumtype, MPI_Info* info, char* desc, int* desc_len, int* bind); /* not supported in oxmpi's standard ABI build yet */
-int PMPI_T_event_get_info(int event_index, char* name, int* name_len, int* verbosity, MPI_Datatype* array_of_datatypes, MPI_Aint* array_of_displacements, int* num_elements, MPI_T_enum* enumtype, MPI_Info* info, char* desc, int* desc_len, int* bind); /* not supported in oxmpi's standard ABI build yet */
+int MPI_T_event_get_info(int event_index, char* name, int* name_len, int* verbosity, MPI_Datatype* array_of_datatypes, MPI_Aint* array_of_displacements, int* num_elements, MPI_T_enum* enumtype, MPI_Info* info, char* desc, int* desc_len, int* bind);
+int PMPI_T_event_get_info(int event_index, char* name, int* name_len, int* verbosity, MPI_Datatype* array_of_datatypes, MPI_Aint* array_of_displacements, int* num_elements, MPI_T_enum* enumtype, MPI_Info* info, char* desc, int* desc_len, int* bind);
 int MPI_T_event_get_num(int* num_events);
 int PMPI_T_event_get_num(int* num_events);
 int MPI_T_event_get_source(MPI_T_event_instance event_instance, int* source_index);
@@ -1479,8 +1479,8 @@ int MPI_T_event_handle_set_info(MPI_T_event_registration event_registration, MPI
 int PMPI_T_event_handle_set_info(MPI_T_event_registration event_registration, MPI_Info info);
 int MPI_T_event_read(MPI_T_event_instance event_instance, int element_index, void* buffer);
 int PMPI_T_event_read(MPI_T_event_instance event_instance, int element_index, void* buffer);
-int MPI_T_event_register_callback(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, MPI_Info info, void* user_data, MPI_T_event_cb_function* event_cb_function); /* not supported in oxmpi's standard ABI build yet */
-int PMPI_T_event_register_callback(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, MPI_Info info, void* user_data, MPI_T_event_cb_function* event_cb_function); /* not supported in oxmpi's standard ABI build yet */
+int MPI_T_event_register_callback(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, MPI_Info info, void* user_data, MPI_T_event_cb_function* event_cb_function);
+int PMPI_T_event_register_callback(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, MPI_Info info, void* user_data, MPI_T_event_cb_function* event_cb_function);
 int MPI_T_event_set_dropped_handler(MPI_T_event_registration event_registration, MPI_T_event_dropped_cb_function* dropped_cb_function);
 int PMPI_T_event_set_dropped_handler(MPI_T_event_registration event_registration, MPI_T_event_dropped_cb_function* dropped_cb_function);
 int MPI_T_finalize(void);

@@ -76,6 +76,36 @@ pub unsafe fn win_attr_out(keyval: c_int, attribute_val: *mut c_void, flag: *mut
     }
 }
 
+/// The standard's `MPI_PROC_NULL` and `MPI_ANY_SOURCE`, which
+/// `MPI_Comm_get_attr` points the program at for `MPI_HOST` and `MPI_IO`.
+static RANK_SENTINELS: [c_int; 2] = [-3, -1];
+
+/// After `MPI_Comm_get_attr` (and `MPI_Attr_get`): `MPI_HOST` and
+/// `MPI_IO` are ranks, which may be a sentinel in oxmpi's value; point
+/// the program at the standard's.
+///
+/// # Safety
+/// `attribute_val` and `flag` are the program's arguments of the call
+/// (NULL or valid).
+pub unsafe fn comm_attr_out(keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) {
+    if attribute_val.is_null() || flag.is_null() || !matches!(keyval, c::MPI_HOST | c::MPI_IO) {
+        return;
+    }
+    // SAFETY: the function's contract: `flag` is valid.
+    if unsafe { *flag } == 0 {
+        return;
+    }
+    let slot = attribute_val.cast::<*const c_int>();
+    // SAFETY: the call stored a pointer to oxmpi's int in the program's
+    // `void *` slot (the function's contract).
+    let ours = unsafe { **slot };
+    let std = int_out(IntGroup::Rank, ours);
+    if let Some(p) = RANK_SENTINELS.iter().find(|&&v| v == std) {
+        // SAFETY: as above; the slot is valid for writes.
+        unsafe { *slot = p };
+    }
+}
+
 /// After `MPI_Type_get_contents`: the subarray and darray combiners
 /// report orders and distributions among their integers; translate them.
 ///

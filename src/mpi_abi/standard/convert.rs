@@ -422,7 +422,10 @@ mod tests {
 
     #[test]
     fn buffer_and_weight_sentinels() {
-        assert_eq!(buf_in(std::ptr::without_provenance::<c_void>(1)) as usize, usize::MAX);
+        assert_eq!(
+            buf_in(std::ptr::without_provenance::<c_void>(1)) as usize,
+            usize::MAX
+        );
         assert!(buf_in(std::ptr::null::<c_void>()).is_null());
         assert_eq!(
             displacement_in(-1),
