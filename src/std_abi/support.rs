@@ -31,7 +31,10 @@ pub fn peers(comm: s::MPI_Comm) -> usize {
 }
 
 /// `MPI_Comm_spawn_multiple`'s error code count: the sum of `maxprocs`.
-pub fn sum_of(count: c_int, maxprocs: *const c_int) -> usize {
+///
+/// # Safety
+/// `maxprocs` is NULL or holds `count` ints.
+pub unsafe fn sum_of(count: c_int, maxprocs: *const c_int) -> usize {
     if maxprocs.is_null() || count <= 0 {
         return 0;
     }
