@@ -30,7 +30,7 @@
 //! twin.
 //!
 //! With the cargo feature `standard-abi` the same table makes the MPI 5.0
-//! standard ABI's library (build/std_abi.rs): oxmpi's entry points are
+//! standard ABI's library (build_std_abi.rs): oxmpi's entry points are
 //! then generated unexported (`PMPI_x` only, called by the standard-ABI
 //! entry points, which convert the arguments), the SONAME is
 //! `libmpi_abi.so.1` and include/mpi.h is left as it is. Both builds write
@@ -39,7 +39,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-#[path = "build/std_abi.rs"]
+#[path = "build_std_abi.rs"]
 mod std_abi;
 
 /// What the table says about a parameter beyond a plain C type.
@@ -547,7 +547,7 @@ fn main() {
         println!("cargo:rerun-if-changed=src/mpi_abi/{f}");
     }
     println!("cargo:rerun-if-changed=cbindgen.toml");
-    println!("cargo:rerun-if-changed=build/std_abi.rs");
+    println!("cargo:rerun-if-changed=build_std_abi.rs");
     println!("cargo:rerun-if-changed=src/mpi_abi/standard/values.rs");
     let standard_abi = std::env::var_os("CARGO_FEATURE_STANDARD_ABI").is_some();
     // The C library's SONAME: programs linked against oxmpi (or MPICH)

@@ -3,7 +3,7 @@
 //!
 //! A second build of the crate with the cargo feature `standard-abi` (the
 //! Makefile runs it with its own target directory) makes the standard-ABI
-//! library: build.rs (build/std_abi.rs) then generates, from the same
+//! library: build.rs (build_std_abi.rs) then generates, from the same
 //! function table, entry points that take the standard's C types
 //! (`mpi_abi::standard::types`: pointer-sized handles to incomplete structs, a 32-byte
 //! `MPI_Status`), convert every argument at the boundary (`mpi_abi::standard::convert`,
