@@ -120,6 +120,28 @@ static void statuses(int rank, int size) {
     }
 }
 
+/* A user error handler gets the standard's handle and error class. */
+static MPI_Comm handler_comm = MPI_COMM_NULL;
+static int handler_class = -1;
+static void on_error(MPI_Comm *comm, int *code, ...) {
+    handler_comm = *comm;
+    MPI_Error_class(*code, &handler_class);
+}
+
+static void user_handler(void) {
+    MPI_Comm dup;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    MPI_Errhandler eh;
+    MPI_Comm_create_errhandler(on_error, &eh);
+    MPI_Comm_set_errhandler(dup, eh);
+    int buf = 0;
+    int rc = MPI_Send(&buf, 1, MPI_INT, 0, -7, dup);
+    CHECK(rc != MPI_SUCCESS && handler_comm == dup && handler_class == MPI_ERR_TAG,
+          "handler got comm %p (dup %p), class %d", (void *)handler_comm, (void *)dup, handler_class);
+    MPI_Errhandler_free(&eh);
+    MPI_Comm_free(&dup);
+}
+
 static void errors(void) {
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Errhandler eh;
@@ -181,6 +203,7 @@ int main(int argc, char **argv) {
     handles();
     statuses(rank, size);
     errors();
+    user_handler();
     collectives(rank, size);
     int errs = 0;
     MPI_Allreduce(&mt_errors, &errs, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
