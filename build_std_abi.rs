@@ -19,10 +19,6 @@ use super::{exports, Export, Function, Kind, Param};
 /// Functions exported but not converted yet (see the README's "Standard
 /// ABI" section).
 pub const UNSUPPORTED: &[&str] = &[
-    // Handle arrays whose length is the neighbourhood's degree.
-    "MPI_Neighbor_alltoallw",
-    "MPI_Ineighbor_alltoallw",
-    "MPI_Neighbor_alltoallw_init",
     // Conversion callbacks get datatypes.
     "MPI_Register_datarep",
     // The generalized request class extension.
@@ -189,6 +185,14 @@ fn array_len(fname: &str, name: &str) -> Option<&'static str> {
             "cv::peers(comm)"
         }
         ("MPI_Group_translate_ranks", "ranks1" | "ranks2") => "n",
+        (
+            "MPI_Neighbor_alltoallw" | "MPI_Ineighbor_alltoallw" | "MPI_Neighbor_alltoallw_init",
+            "sendtypes",
+        ) => "cv::neighbor_degree(comm, true)",
+        (
+            "MPI_Neighbor_alltoallw" | "MPI_Ineighbor_alltoallw" | "MPI_Neighbor_alltoallw_init",
+            "recvtypes",
+        ) => "cv::neighbor_degree(comm, false)",
         ("MPI_Type_create_darray", "array_of_distribs" | "array_of_dargs") => "ndims",
         _ => return None,
     })

@@ -30,6 +30,56 @@ pub fn peers(comm: s::MPI_Comm) -> usize {
     rt.comms().get(comm).map_or(0, |c| c.peers().len())
 }
 
+/// The length of a neighborhood `alltoallw`'s datatype arrays: the
+/// topology's out-degree (`sending`) or in-degree at this process; 0 for a
+/// communicator without a topology (which the call then reports).
+pub fn neighbor_degree(comm: s::MPI_Comm, sending: bool) -> usize {
+    use crate::abi::entry_points as e;
+    let comm: m::MPI_Comm = comm_in(comm);
+    let mut topo = c::MPI_UNDEFINED;
+    // SAFETY: oxmpi's entry point with a local output (so are the calls below).
+    if unsafe { e::PMPI_Topo_test(comm, &mut topo) } != c::MPI_SUCCESS {
+        return 0;
+    }
+    let mut n: c_int = 0;
+    let rc = match topo {
+        c::MPI_CART => {
+            let mut ndims = 0;
+            // SAFETY: as above.
+            let rc = unsafe { e::PMPI_Cartdim_get(comm, &mut ndims) };
+            n = 2 * ndims;
+            rc
+        }
+        c::MPI_GRAPH => {
+            let mut rank = 0;
+            // SAFETY: as above.
+            unsafe { e::PMPI_Comm_rank(comm, &mut rank) };
+            // SAFETY: as above.
+            unsafe { e::PMPI_Graph_neighbors_count(comm, rank, &mut n) }
+        }
+        c::MPI_DIST_GRAPH => {
+            let (mut indegree, mut outdegree, mut weighted) = (0, 0, 0);
+            // SAFETY: as above.
+            let rc = unsafe {
+                e::PMPI_Dist_graph_neighbors_count(
+                    comm,
+                    &mut indegree,
+                    &mut outdegree,
+                    &mut weighted,
+                )
+            };
+            n = if sending { outdegree } else { indegree };
+            rc
+        }
+        _ => return 0,
+    };
+    if rc == c::MPI_SUCCESS {
+        n.max(0) as usize
+    } else {
+        0
+    }
+}
+
 /// `MPI_Comm_spawn_multiple`'s error code count: the sum of `maxprocs`.
 ///
 /// # Safety
