@@ -11,15 +11,26 @@ CARGO_PROFILE_FLAG := $(if $(filter release,$(PROFILE)),--release,)
 
 all: stage
 
-# Release library and mpiexec; build.rs regenerates include/mpi.h.
+# Release library and mpiexec; build.rs regenerates include/mpi.h and
+# include/mpi_abi.h. The second invocation builds the MPI 5.0 standard ABI
+# library (libmpi_abi.so.1, feature standard-abi) in its own target
+# directory: the same crate with other entry points (a second full
+# compile of the library, about as long as the first).
+STDABI_TARGET := target/stdabi
 build:
 	$(CARGO) build $(CARGO_PROFILE_FLAG)
+	$(CARGO) build $(CARGO_PROFILE_FLAG) --lib --features standard-abi --target-dir $(STDABI_TARGET)
 
 install: build
 	install -d $(PREFIX)/lib $(PREFIX)/lib/pkgconfig $(PREFIX)/include $(PREFIX)/bin
 	install -m 0755 target/$(PROFILE)/liboxmpi.so $(PREFIX)/lib/liboxmpi.so
 	for l in libmpi.so libmpi.so.12 libmpich.so libmpich.so.12; do ln -sf liboxmpi.so $(PREFIX)/lib/$$l; done
 	install -m 0644 include/mpi.h $(PREFIX)/include/mpi.h
+	install -m 0755 $(STDABI_TARGET)/$(PROFILE)/liboxmpi.so $(PREFIX)/lib/libmpi_abi.so.1
+	ln -sf libmpi_abi.so.1 $(PREFIX)/lib/libmpi_abi.so
+	install -d $(PREFIX)/include/abi
+	install -m 0644 include/mpi_abi.h $(PREFIX)/include/mpi_abi.h
+	install -m 0644 include/mpi_abi.h $(PREFIX)/include/abi/mpi.h
 	install -m 0755 target/$(PROFILE)/mpiexec $(PREFIX)/bin/mpiexec
 	ln -sf mpiexec $(PREFIX)/bin/mpirun
 	sed 's|@PREFIX@|$(PREFIX)|g' tools/mpicc.in > $(PREFIX)/bin/mpicc && chmod 0755 $(PREFIX)/bin/mpicc

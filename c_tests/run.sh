@@ -4,7 +4,9 @@
 # `name` is c_tests/<name>.c, built with the installed mpicc and run with
 # `mpiexec -n ranks`; it passes when it exits 0 and prints a line
 # "No Errors" (rank 0 prints it). A name ending in .sh is a script run
-# as is (same rule; exit 77 means skipped).
+# as is (same rule; exit 77 means skipped). A name `abi:<name>` is
+# c_tests/<name>.c built with `mpicc -mpi-abi` (against the MPI 5.0
+# standard ABI's header, linked to libmpi_abi.so.1).
 # Environment: OXMPI_PREFIX (the install to test, default build/stage),
 # MPIEXEC (launcher, default $OXMPI_PREFIX/bin/mpiexec), OXMPI_TEST_TIMEOUT
 # (seconds per test, default 120), TESTS (only these names),
@@ -64,10 +66,18 @@ while read -r line; do
         timeout -k 5 "$TIMEOUT" env "${envs[@]}" bash "c_tests/$name" "${args[@]}" < /dev/null > "$out" 2>&1
         rc=$?
     else
-        exe=$BUILD/$name
+        src=$name
+        abi_flags=()
+        lib=$PREFIX/lib/liboxmpi.so
+        if [[ "$name" == abi:* ]]; then
+            src=${name#abi:}
+            abi_flags=(-mpi-abi)
+            lib=$PREFIX/lib/libmpi_abi.so.1
+        fi
+        exe=$BUILD/${name/:/\/}
         mkdir -p "$(dirname "$exe")"
-        if [ ! -x "$exe" ] || [ "c_tests/$name.c" -nt "$exe" ] || [ "$PREFIX/lib/liboxmpi.so" -nt "$exe" ]; then
-            if ! "$PREFIX/bin/mpicc" -Wall -Werror -O1 -g -I c_tests "c_tests/$name.c" -o "$exe" > "$out" 2>&1; then
+        if [ ! -x "$exe" ] || [ "c_tests/$src.c" -nt "$exe" ] || [ "$lib" -nt "$exe" ]; then
+            if ! "$PREFIX/bin/mpicc" "${abi_flags[@]}" -Wall -Werror -O1 -g -I c_tests "c_tests/$src.c" -o "$exe" > "$out" 2>&1; then
                 echo "FAIL $label"
                 echo "--- FAIL $label: does not compile"; cat "$out"
                 status=1

@@ -16,7 +16,11 @@
 //!   communicators, matching, the point-to-point engine, datatypes,
 //!   collectives, error handlers, ...);
 //! - [`abi`]: the C surface: entry points generated from one table, argument
-//!   checks, panic containment, error-handler dispatch.
+//!   checks, panic containment, error-handler dispatch;
+//! - [`std_abi`]: the MPI 5.0 standard ABI's C surface (`libmpi_abi.so`,
+//!   feature `standard-abi`): entry points generated from the same table
+//!   that convert the standard's handles, statuses and constants and call
+//!   the `abi` ones.
 //!
 //! The launcher (`mpiexec`, src/bin/mpiexec) is a program beside the
 //! library: it uses `bootstrap` (the PMI wire), `transport` (removing a
@@ -39,3 +43,5 @@ pub mod transport;
 pub mod core;
 
 pub mod abi;
+
+pub mod std_abi;

@@ -30,6 +30,9 @@ cargo fmt --check > build/fmt.log 2>&1
 record "rustfmt" "$?"
 cargo clippy --release --all-targets --quiet -- -D warnings > build/clippy.log 2>&1
 status=$?
+# The standard-ABI build (its own entry points and callback conversions).
+cargo clippy --release --lib --features standard-abi --target-dir target/stdabi --quiet -- -D warnings \
+    >> build/clippy.log 2>&1 || status=1
 [ "$status" = 0 ] || tail -n 40 build/clippy.log
 record "clippy" "$status"
 
@@ -39,13 +42,13 @@ status=$?
 tail -n 20 build/layers.log
 record "layers" "$status"
 
-echo "== include/mpi.h is current"
+echo "== include/mpi.h and include/mpi_abi.h are current"
 if git rev-parse --git-dir >/dev/null 2>&1 && git ls-files --error-unmatch include/mpi.h >/dev/null 2>&1; then
-    if git diff --quiet -- include/mpi.h; then
+    if git diff --quiet -- include/mpi.h include/mpi_abi.h; then
         record "header-current" 0
     else
-        echo "include/mpi.h differs from the committed one: the committed header is stale (commit the regenerated one)"
-        git diff --stat -- include/mpi.h
+        echo "include/mpi.h or include/mpi_abi.h differs from the committed one: the committed header is stale (commit the regenerated one)"
+        git diff --stat -- include/mpi.h include/mpi_abi.h
         record "header-current" 1
     fi
 else

@@ -13,7 +13,7 @@ import sys
 import tempfile
 
 # Lowest first. A layer may use the ones before it in this list.
-LAYERS = ["mpi_abi", "config", "bootstrap", "transport", "core", "abi"]
+LAYERS = ["mpi_abi", "config", "bootstrap", "transport", "core", "abi", "std_abi"]
 # The launcher is a program of its own beside the library: it may use these.
 LAUNCHER_USES = {"mpi_abi", "config", "bootstrap", "transport"}
 

@@ -120,6 +120,25 @@ pub fn run_delete(object: c_int, call: DeleteCall) -> MpiResult {
     let Some(f) = call.function else {
         return Ok(());
     };
+    #[cfg(feature = "standard-abi")]
+    let rc = {
+        type StdDelete = unsafe extern "C" fn(usize, c_int, *mut c_void, *mut c_void) -> c_int;
+        // SAFETY: the program's delete function, stored with oxmpi's type;
+        // the standard ABI's differs only in the handle's width.
+        let f: StdDelete = unsafe { std::mem::transmute::<usize, StdDelete>(f as usize) };
+        // SAFETY: called as MPI specifies (see below), with the standard
+        // handle of the object.
+        let rc = unsafe {
+            f(
+                crate::mpi_abi::standard::convert::object_out(object),
+                call.keyval,
+                call.value as *mut c_void,
+                call.extra_state as *mut c_void,
+            )
+        };
+        crate::mpi_abi::standard::convert::code_in(rc)
+    };
+    #[cfg(not(feature = "standard-abi"))]
     // SAFETY: the user's delete function, called as MPI specifies with the
     // values given at keyval creation and attribute setting; no lock held.
     let rc = unsafe {
@@ -143,6 +162,47 @@ fn run_copy(old: c_int, call: CopyCall) -> MpiResult<Option<usize>> {
     };
     let mut out: *mut c_void = std::ptr::null_mut();
     let mut flag: c_int = 0;
+    #[cfg(feature = "standard-abi")]
+    let rc = if f as usize == crate::mpi_abi::data_symbols::MPIR_Dup_fn as *const () as usize {
+        // SAFETY: oxmpi's own copy function (`MPI_COMM_DUP_FN`); the output
+        // pointers are locals.
+        unsafe {
+            f(
+                old,
+                call.keyval,
+                call.extra_state as *mut c_void,
+                call.value as *mut c_void,
+                (&mut out as *mut *mut c_void).cast(),
+                &mut flag,
+            )
+        }
+    } else {
+        type StdCopy = unsafe extern "C" fn(
+            usize,
+            c_int,
+            *mut c_void,
+            *mut c_void,
+            *mut c_void,
+            *mut c_int,
+        ) -> c_int;
+        // SAFETY: the program's copy function, stored with oxmpi's type;
+        // the standard ABI's differs only in the handle's width.
+        let f: StdCopy = unsafe { std::mem::transmute::<usize, StdCopy>(f as usize) };
+        // SAFETY: called with MPI's arguments and the standard handle; the
+        // output pointers are locals; no lock held.
+        let rc = unsafe {
+            f(
+                crate::mpi_abi::standard::convert::object_out(old),
+                call.keyval,
+                call.extra_state as *mut c_void,
+                call.value as *mut c_void,
+                (&mut out as *mut *mut c_void).cast(),
+                &mut flag,
+            )
+        };
+        crate::mpi_abi::standard::convert::code_in(rc)
+    };
+    #[cfg(not(feature = "standard-abi"))]
     // SAFETY: the user's copy function with MPI's arguments; the output
     // pointers are locals; no lock held.
     let rc = unsafe {

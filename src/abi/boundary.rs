@@ -248,6 +248,9 @@ fn invoke(action: Action, object: &mut c_int, code: &mut c_int) {
                 &format!("oxmpi: {}: {text}", abort::who()),
             )
         }
+        #[cfg(feature = "standard-abi")]
+        Action::Call(function) => standard_abi_handler(function, object, code),
+        #[cfg(not(feature = "standard-abi"))]
         Action::Call(function) => match function {
             // SAFETY: the program's communicator handler, called as MPI
             // specifies with pointers to the caller's live locals (`&mut`,
@@ -269,6 +272,56 @@ fn invoke(action: Action, object: &mut c_int, code: &mut c_int) {
             _ => {}
         },
     }
+}
+
+/// The standard-ABI build's error handler call: the program's handler
+/// takes a pointer to a standard (pointer-sized) handle and a standard
+/// error code; it was stored with oxmpi's function type (same
+/// representation), so it is called through the standard one here.
+#[cfg(feature = "standard-abi")]
+fn standard_abi_handler(function: ErrhandlerFunction, object: &mut c_int, code: &mut c_int) {
+    use crate::mpi_abi::standard::convert as cv;
+    use crate::mpi_abi::standard::values::HandleKind;
+    type StdHandler = unsafe extern "C" fn(*mut usize, *mut c_int, ...);
+    let (f, kind) = match function {
+        ErrhandlerFunction::Comm(Some(f)) => (f as usize, HandleKind::Comm),
+        ErrhandlerFunction::Session(Some(f)) => (f as usize, HandleKind::Session),
+        ErrhandlerFunction::Win(Some(f)) => (f as usize, HandleKind::Win),
+        ErrhandlerFunction::File(Some(f)) => (f as usize, HandleKind::File),
+        _ => return,
+    };
+    // SAFETY: `f` is the program's handler function (non-null, from a
+    // function pointer); the standard ABI's handler type differs from the
+    // one it was stored as only in the handle's width.
+    let f: StdHandler = unsafe { std::mem::transmute::<usize, StdHandler>(f) };
+    let mut handle = cv::handle_out(kind, *object);
+    let mut std_code = cv::code_out(*code);
+    // SAFETY: the program's handler, called as MPI specifies with pointers
+    // to live, unaliased locals; no lock is held, so it may call MPI.
+    unsafe { f(&mut handle, &mut std_code) };
+}
+
+/// The body of the standard-ABI functions that are exported but not
+/// converted yet: `MPI_ERR_UNSUPPORTED_OPERATION` through the default
+/// error handler (oxmpi's code, for the caller to convert).
+pub fn unsupported_in_standard_abi(call: &'static str) -> c_int {
+    raise(
+        Target::Default,
+        call,
+        MpiError::new(
+            MPI_ERR_UNSUPPORTED_OPERATION,
+            "not supported in oxmpi's standard ABI build yet",
+        ),
+    )
+}
+
+/// `MPI_ERR_ARG` for a NULL output argument of a hand-written entry point.
+pub fn invalid_argument(call: &'static str) -> c_int {
+    raise(
+        Target::Default,
+        call,
+        MpiError::new(MPI_ERR_ARG, "an output argument is NULL"),
+    )
 }
 
 /// `MPI_Comm_call_errhandler`: raises `code` on a communicator.

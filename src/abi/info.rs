@@ -216,7 +216,14 @@ pub unsafe fn get_nthkey(info: MPI_Info, n: c_int, key: *mut c_char) -> MpiResul
     // declare `char key[MPI_MAX_INFO_KEY]`), NUL included: a key of the
     // longest length comes back cut by one character, as from MPICH.
     // SAFETY: `write_str` rejects NULL and writes at most that many bytes.
-    unsafe { write_str(key, MPI_MAX_INFO_KEY as usize, k, "key") }?;
+    unsafe {
+        write_str(
+            key,
+            crate::mpi_abi::standard::values::MAX_INFO_KEY as usize,
+            k,
+            "key",
+        )
+    }?;
     Ok(())
 }
 

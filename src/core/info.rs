@@ -12,11 +12,12 @@ pub struct InfoObject {
 }
 
 fn check_key(key: &str) -> MpiResult {
-    if key.is_empty() || key.len() > MPI_MAX_INFO_KEY as usize {
+    use crate::mpi_abi::standard::values::MAX_INFO_KEY;
+    if key.is_empty() || key.len() > MAX_INFO_KEY as usize {
         return Err(MpiError::new(
             MPI_ERR_INFO_KEY,
             format!(
-                "info key of {} bytes (allowed: 1 to {MPI_MAX_INFO_KEY})",
+                "info key of {} bytes (allowed: 1 to {MAX_INFO_KEY})",
                 key.len()
             ),
         ));

@@ -53,7 +53,18 @@ impl UserOp {
             let shift = done as isize * datatype.extent();
             let a = input.wrapping_offset(shift).cast::<c_void>();
             let b = inout.wrapping_offset(shift).cast::<c_void>();
+            #[cfg(not(feature = "standard-abi"))]
             let mut dt = handle;
+            #[cfg(not(feature = "standard-abi"))]
+            let dt_ptr: *mut MPI_Datatype = &mut dt;
+            // The standard ABI's user function gets a pointer to the
+            // standard (pointer-sized) datatype handle; its type differs
+            // from oxmpi's only there, so the pointer is cast.
+            #[cfg(feature = "standard-abi")]
+            let mut std_dt = crate::mpi_abi::standard::convert::datatype_out(handle);
+            #[cfg(feature = "standard-abi")]
+            let dt_ptr: *mut MPI_Datatype =
+                (&mut std_dt as *mut crate::mpi_abi::standard::types::MPI_Datatype).cast();
             // SAFETY: the function is the user's MPI_User_function, called as
             // MPI specifies, on `n` elements of the buffers (caller's
             // contract); the length and datatype are locals.
@@ -61,11 +72,11 @@ impl UserOp {
                 match self.function {
                     UserFunction::Int(f) => {
                         let mut len = n as c_int;
-                        f(a, b, &mut len, &mut dt)
+                        f(a, b, &mut len, dt_ptr)
                     }
                     UserFunction::Count(f) => {
                         let mut len = n as MPI_Count;
-                        f(a, b, &mut len, &mut dt)
+                        f(a, b, &mut len, dt_ptr)
                     }
                 }
             }
