@@ -10,7 +10,7 @@ use std::os::raw::{c_int, c_void};
 use crate::abi::args::out;
 use crate::core::attributes::{
     is_predefined, is_predefined_win, predefined_value, AttrObject, Attributes, CopyCall,
-    DeleteCall,
+    DeleteCall, ValueKind,
 };
 use crate::core::datatype::registry;
 use crate::core::error::{MpiError, MpiResult};
@@ -42,6 +42,14 @@ pub trait AttributeStore {
     /// the program).
     fn is_predefined(_keyval: c_int) -> bool {
         false
+    }
+    /// The value of a predefined attribute as Fortran gets it: the integer
+    /// itself, not its address. `p` is what [`AttributeStore::predefined`]
+    /// gave for `keyval`.
+    fn predefined_integer(_keyval: c_int, p: *mut c_void) -> isize {
+        // SAFETY: the predefined attributes of communicators point at `int`s
+        // that live as long as the process (`core::attributes`).
+        unsafe { *(p as *const c_int) as isize }
     }
 }
 
@@ -105,6 +113,29 @@ impl AttributeStore for WinStore {
     fn is_predefined(keyval: c_int) -> bool {
         is_predefined_win(keyval)
     }
+    /// `MPI_WIN_BASE` is the base address; `MPI_WIN_SIZE` an `MPI_Aint`;
+    /// the others `int`s.
+    fn predefined_integer(keyval: c_int, p: *mut c_void) -> isize {
+        match keyval {
+            MPI_WIN_BASE => p as isize,
+            // SAFETY: `predefined` gave the address of the window's size, an
+            // `MPI_Aint` that lives with the window, read under the lock.
+            MPI_WIN_SIZE => unsafe { *(p as *const MPI_Aint) as isize },
+            // SAFETY: the window's `int` values, as above.
+            _ => unsafe { *(p as *const c_int) as isize },
+        }
+    }
+}
+
+/// MPICH's `MPIR_Attr_type` code for how a value was set (`MPIR_ATTR_PTR`
+/// 0, `MPIR_ATTR_AINT` 1, `MPIR_ATTR_INT` 3: bit 0 tells integers from
+/// pointers), as its proxies and `MPII_*_attr` functions take it.
+pub fn mpich_attr_type(kind: ValueKind) -> c_int {
+    match kind {
+        ValueKind::Pointer => 0,
+        ValueKind::Address => 1,
+        ValueKind::Integer => 3,
+    }
 }
 
 fn callback_error(what: &str, keyval: c_int, rc: c_int) -> MpiError {
@@ -120,6 +151,26 @@ pub fn run_delete(object: c_int, call: DeleteCall) -> MpiResult {
     let Some(f) = call.function else {
         return Ok(());
     };
+    if let Some(proxy) = call.proxy.and_then(|p| p.delete) {
+        // SAFETY: the proxy MPICH's Fortran binding registered for this
+        // keyval, called as its type says with the keyval's own (Fortran)
+        // delete procedure, the object's handle, the value and how it was
+        // set; no lock held.
+        let rc = unsafe {
+            proxy(
+                Some(f),
+                object,
+                call.keyval,
+                mpich_attr_type(call.kind),
+                call.value as *mut c_void,
+                call.extra_state as *mut c_void,
+            )
+        };
+        if rc != MPI_SUCCESS {
+            return Err(callback_error("delete", call.keyval, rc));
+        }
+        return Ok(());
+    }
     #[cfg(feature = "standard-abi")]
     let rc = {
         type StdDelete = unsafe extern "C" fn(usize, c_int, *mut c_void, *mut c_void) -> c_int;
@@ -162,6 +213,27 @@ fn run_copy(old: c_int, call: CopyCall) -> MpiResult<Option<usize>> {
     };
     let mut out: *mut c_void = std::ptr::null_mut();
     let mut flag: c_int = 0;
+    if let Some(proxy) = call.proxy.and_then(|p| p.copy) {
+        // SAFETY: the proxy MPICH's Fortran binding registered for this
+        // keyval, called as its type says with the keyval's (Fortran) copy
+        // procedure; the output pointers are locals; no lock held.
+        let rc = unsafe {
+            proxy(
+                Some(f),
+                old,
+                call.keyval,
+                call.extra_state as *mut c_void,
+                mpich_attr_type(call.kind),
+                call.value as *mut c_void,
+                &mut out,
+                &mut flag,
+            )
+        };
+        if rc != MPI_SUCCESS {
+            return Err(callback_error("copy", call.keyval, rc));
+        }
+        return Ok((flag != 0).then_some(out as usize));
+    }
     #[cfg(feature = "standard-abi")]
     let rc = if f as usize == crate::mpi_abi::data_symbols::MPIR_Dup_fn as *const () as usize {
         // SAFETY: oxmpi's own copy function (`MPI_COMM_DUP_FN`); the output
@@ -224,10 +296,10 @@ fn run_copy(old: c_int, call: CopyCall) -> MpiResult<Option<usize>> {
 /// The copy callbacks due for `old`'s attributes, in their order.
 fn copy_calls<S: AttributeStore>(old: c_int) -> MpiResult<Vec<CopyCall>> {
     let mut rt = runtime::lock();
-    let entries = S::with(&mut rt, old, |a| a.entries().to_vec())?;
+    let entries = S::with(&mut rt, old, |a| a.entries())?;
     Ok(entries
         .into_iter()
-        .map(|(k, v)| rt.keyvals().copy_call(k, v))
+        .map(|(k, v, kind)| rt.keyvals().copy_call(k, v, kind))
         .collect())
 }
 
@@ -241,7 +313,7 @@ pub fn copy_attributes<S: AttributeStore>(old: c_int, new: c_int) -> MpiResult {
             if let Some(value) = run_copy(old, call)? {
                 let mut rt = runtime::lock();
                 rt.keyvals_mut().attach(call.keyval);
-                S::with(&mut rt, new, |a| a.set(call.keyval, value))?;
+                S::with(&mut rt, new, |a| a.set(call.keyval, value, call.kind))?;
             }
         }
         Ok(())
@@ -267,14 +339,14 @@ pub fn copy_all(oldcomm: MPI_Comm, newcomm: MPI_Comm) -> MpiResult {
 /// and takes a use of each copied keyval, so it outlives the wait; the
 /// returned `(keyval, value)` pairs go to the new communicator with
 /// [`attach_copies`] (or back with [`drop_copies`]).
-pub fn prepare_copies(oldcomm: MPI_Comm) -> MpiResult<Vec<(c_int, usize)>> {
+pub fn prepare_copies(oldcomm: MPI_Comm) -> MpiResult<Vec<(c_int, usize, ValueKind)>> {
     let calls = copy_calls::<CommStore>(oldcomm)?;
     let mut copies = Vec::new();
     for call in calls {
         match run_copy(oldcomm, call) {
             Ok(Some(value)) => {
                 runtime::lock().keyvals_mut().attach(call.keyval);
-                copies.push((call.keyval, value));
+                copies.push((call.keyval, value, call.kind));
             }
             Ok(None) => {}
             Err(e) => {
@@ -291,11 +363,11 @@ pub fn prepare_copies(oldcomm: MPI_Comm) -> MpiResult<Vec<(c_int, usize)>> {
 pub fn attach_copies(
     rt: &mut runtime::Runtime,
     newcomm: MPI_Comm,
-    copies: Vec<(c_int, usize)>,
+    copies: Vec<(c_int, usize, ValueKind)>,
 ) -> MpiResult {
     let c = rt.comms_mut().get_mut(newcomm)?;
-    for (keyval, value) in copies {
-        c.attributes.set(keyval, value);
+    for (keyval, value, kind) in copies {
+        c.attributes.set(keyval, value, kind);
     }
     Ok(())
 }
@@ -303,8 +375,8 @@ pub fn attach_copies(
 /// Gives back the keyval uses of copies that will not be attached (the
 /// values themselves are the program's; no delete callback runs, as the
 /// attribute never existed on a communicator).
-pub fn drop_copies(rt: &mut runtime::Runtime, copies: Vec<(c_int, usize)>) {
-    for (keyval, _) in copies {
+pub fn drop_copies(rt: &mut runtime::Runtime, copies: Vec<(c_int, usize, ValueKind)>) {
+    for (keyval, _, _) in copies {
         rt.keyvals_mut().detach(keyval);
     }
 }
@@ -319,7 +391,7 @@ pub fn delete_attributes<S: AttributeStore>(object: c_int) -> MpiResult {
         let call = {
             let mut rt = runtime::lock();
             match S::with(&mut rt, object, |a| a.last())? {
-                Some((keyval, value)) => rt.keyvals().delete_callback(keyval, value),
+                Some((keyval, value, kind)) => rt.keyvals().delete_callback(keyval, value, kind),
                 None => return Ok(()),
             }
         };
@@ -361,8 +433,13 @@ fn new_keyval(
 
 /// `MPI_Comm_set_attr`/`MPI_Type_set_attr`: a value it replaces goes
 /// through the delete callback first; if that fails, the old value stays
-/// and the error is the result.
-fn set<S: AttributeStore>(object: c_int, keyval: c_int, value: *mut c_void) -> MpiResult {
+/// and the error is the result. `kind`: how the caller gave the value.
+pub(crate) fn set<S: AttributeStore>(
+    object: c_int,
+    keyval: c_int,
+    value: *mut c_void,
+    kind: ValueKind,
+) -> MpiResult {
     if S::is_predefined(keyval) {
         return Err(MpiError::new(
             MPI_ERR_KEYVAL,
@@ -371,38 +448,50 @@ fn set<S: AttributeStore>(object: c_int, keyval: c_int, value: *mut c_void) -> M
     }
     let replaced = {
         let mut rt = runtime::lock();
-        let old = S::with(&mut rt, object, |a| a.get(keyval))?;
+        let old = S::with(&mut rt, object, |a| a.stored(keyval))?;
         rt.keyvals().get(keyval, S::KIND)?;
-        old.map(|old| rt.keyvals().delete_callback(keyval, old))
+        old.map(|old| rt.keyvals().delete_callback(keyval, old.value, old.kind))
     };
     if let Some(call) = replaced {
         run_delete(object, call)?;
     }
     let mut rt = runtime::lock();
     rt.keyvals().get(keyval, S::KIND)?;
-    let old = S::with(&mut rt, object, |a| a.set(keyval, value as usize))?;
+    let old = S::with(&mut rt, object, |a| a.set(keyval, value as usize, kind))?;
     if old.is_none() {
         rt.keyvals_mut().attach(keyval);
     }
     Ok(())
 }
 
-/// `*attribute_val` receives the stored value (for predefined attributes,
-/// the address of an `int`).
-unsafe fn get<S: AttributeStore>(
+/// `*attribute_val` receives the attribute as a caller of kind `want` sees
+/// it (MPI 4.1 §20.3.7, as MPICH does it):
+/// - C (`want` [`ValueKind::Pointer`]): a value set from C as it is; one set
+///   from Fortran as the address of the stored integer; a predefined
+///   attribute as the address of its value (`MPI_WIN_BASE`: the base).
+/// - Fortran ([`ValueKind::Address`], [`ValueKind::Integer`]): the value as
+///   an address-sized integer, whatever set it (a predefined attribute: its
+///   value), which MPICH's binding narrows to an `INTEGER` for the latter.
+pub(crate) unsafe fn get<S: AttributeStore>(
     object: c_int,
     keyval: c_int,
     attribute_val: *mut c_void,
     flag: &mut c_int,
+    want: ValueKind,
 ) -> MpiResult {
     // SAFETY: `attribute_val` is a `void *` that MPI defines as the address of
     // a `void *` the call writes: NULL (rejected by `out`) or valid for that
     // one write during this call.
     let slot = unsafe { out(attribute_val.cast::<*mut c_void>(), "attribute_val") }?;
     let mut rt = runtime::lock();
-    let value = S::with(&mut rt, object, |a| a.get(keyval))?;
+    let value = S::with(&mut rt, object, |a| a.stored(keyval))?;
     if let Some(p) = S::predefined(&mut rt, object, keyval) {
-        *slot = p;
+        *slot = match want {
+            ValueKind::Pointer => p,
+            ValueKind::Address | ValueKind::Integer => {
+                S::predefined_integer(keyval, p) as *mut c_void
+            }
+        };
         *flag = 1;
         return Ok(());
     }
@@ -415,7 +504,12 @@ unsafe fn get<S: AttributeStore>(
     rt.keyvals().existing(keyval, S::KIND)?;
     match value {
         Some(v) => {
-            *slot = v as *mut c_void;
+            let from_fortran = v.kind != ValueKind::Pointer;
+            *slot = if want == ValueKind::Pointer && from_fortran {
+                v.address as *mut c_void
+            } else {
+                v.value as *mut c_void
+            };
             *flag = 1;
         }
         None => *flag = 0,
@@ -428,7 +522,7 @@ unsafe fn get<S: AttributeStore>(
 fn delete<S: AttributeStore>(object: c_int, keyval: c_int) -> MpiResult {
     let call = {
         let mut rt = runtime::lock();
-        let value = S::with(&mut rt, object, |a| a.get(keyval))?;
+        let value = S::with(&mut rt, object, |a| a.stored(keyval))?;
         rt.keyvals().existing(keyval, S::KIND)?;
         let value = value.ok_or_else(|| {
             MpiError::new(
@@ -436,7 +530,8 @@ fn delete<S: AttributeStore>(object: c_int, keyval: c_int) -> MpiResult {
                 format!("keyval {keyval:#x} has no value on this {}", S::KIND.noun()),
             )
         })?;
-        rt.keyvals().delete_callback(keyval, value)
+        rt.keyvals()
+            .delete_callback(keyval, value.value, value.kind)
     };
     run_delete(object, call)?;
     forget::<S>(object, keyval)
@@ -472,7 +567,7 @@ pub unsafe fn free_keyval(keyval: &mut c_int) -> MpiResult {
 }
 
 pub unsafe fn set_attr(comm: MPI_Comm, keyval: c_int, value: *mut c_void) -> MpiResult {
-    set::<CommStore>(comm, keyval, value)
+    set::<CommStore>(comm, keyval, value, ValueKind::Pointer)
 }
 
 pub unsafe fn get_attr(
@@ -482,7 +577,7 @@ pub unsafe fn get_attr(
     flag: &mut c_int,
 ) -> MpiResult {
     // SAFETY: MPI_Comm_get_attr's arguments, passed on unchanged.
-    unsafe { get::<CommStore>(comm, keyval, attribute_val, flag) }
+    unsafe { get::<CommStore>(comm, keyval, attribute_val, flag, ValueKind::Pointer) }
 }
 
 pub unsafe fn delete_attr(comm: MPI_Comm, keyval: c_int) -> MpiResult {
@@ -513,7 +608,7 @@ pub unsafe fn type_set_attr(
     keyval: c_int,
     value: *mut c_void,
 ) -> MpiResult {
-    set::<DatatypeStore>(datatype, keyval, value)
+    set::<DatatypeStore>(datatype, keyval, value, ValueKind::Pointer)
 }
 
 pub unsafe fn type_get_attr(
@@ -523,7 +618,7 @@ pub unsafe fn type_get_attr(
     flag: &mut c_int,
 ) -> MpiResult {
     // SAFETY: MPI_Type_get_attr's arguments, passed on unchanged.
-    unsafe { get::<DatatypeStore>(datatype, keyval, attribute_val, flag) }
+    unsafe { get::<DatatypeStore>(datatype, keyval, attribute_val, flag, ValueKind::Pointer) }
 }
 
 pub unsafe fn type_delete_attr(datatype: MPI_Datatype, keyval: c_int) -> MpiResult {
@@ -550,7 +645,7 @@ pub unsafe fn win_free_keyval(keyval: &mut c_int) -> MpiResult {
 }
 
 pub unsafe fn win_set_attr(win: MPI_Win, keyval: c_int, value: *mut c_void) -> MpiResult {
-    set::<WinStore>(win, keyval, value)
+    set::<WinStore>(win, keyval, value, ValueKind::Pointer)
 }
 
 pub unsafe fn win_get_attr(
@@ -560,7 +655,7 @@ pub unsafe fn win_get_attr(
     flag: &mut c_int,
 ) -> MpiResult {
     // SAFETY: MPI_Win_get_attr's arguments, passed on unchanged.
-    unsafe { get::<WinStore>(win, keyval, attribute_val, flag) }
+    unsafe { get::<WinStore>(win, keyval, attribute_val, flag, ValueKind::Pointer) }
 }
 
 pub unsafe fn win_delete_attr(win: MPI_Win, keyval: c_int) -> MpiResult {

@@ -7,12 +7,22 @@
 //! `MPI_UNIVERSE_SIZE`, `MPI_APPNUM`, `MPI_LASTUSEDCODE`), readable on every
 //! communicator. Callbacks are user code: they are called without the
 //! runtime lock (the functions here hand them back to the caller instead).
+//!
+//! Each value remembers how it was set ([`ValueKind`]: a C `void *`, or a
+//! Fortran `INTEGER(KIND=MPI_ADDRESS_KIND)` or `INTEGER` given through
+//! MPICH's `libmpichfort`), and lives in its own heap cell, so a C get of a
+//! Fortran value can return the address of that integer (MPI 4.1 §20.3.7)
+//! and the address stays valid while the attribute is not replaced or
+//! deleted.
 use std::os::raw::{c_int, c_void};
 use std::sync::atomic::{AtomicI32, Ordering};
 
 use super::error::{MpiError, MpiResult};
 use super::handles::{HandleTable, ObjectKind};
-use crate::mpi_abi::callbacks::{MPI_Comm_copy_attr_function, MPI_Comm_delete_attr_function};
+use crate::mpi_abi::callbacks::{
+    MPII_Attr_copy_proxy, MPII_Attr_delete_proxy, MPI_Comm_copy_attr_function,
+    MPI_Comm_delete_attr_function,
+};
 use crate::mpi_abi::constants::*;
 
 /// The kind of object a keyval caches values on. The callbacks of every
@@ -35,54 +45,119 @@ impl AttrObject {
     }
 }
 
+/// How an attribute value was set: the language's view of it, which a get
+/// from another language converts (MPICH's `MPIR_Attr_type`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ValueKind {
+    /// A C `void *` (`MPI_Comm_set_attr` from C).
+    #[default]
+    Pointer,
+    /// A Fortran `INTEGER(KIND=MPI_ADDRESS_KIND)` (`MPI_Comm_set_attr` from
+    /// Fortran), kept as an address-sized integer.
+    Address,
+    /// A Fortran `INTEGER` (`MPI_Attr_put` from Fortran), kept
+    /// sign-extended to an address-sized integer.
+    Integer,
+}
+
+/// The functions through which MPICH's Fortran binding has a keyval's
+/// callbacks called (`MPII_Keyval_set_proxy`): the callbacks stored in the
+/// keyval are Fortran procedures, which the proxies call with Fortran's
+/// conventions.
+#[derive(Clone, Copy)]
+pub struct LanguageProxy {
+    pub copy: MPII_Attr_copy_proxy,
+    pub delete: MPII_Attr_delete_proxy,
+}
+
 pub struct Keyval {
     pub kind: AttrObject,
     pub copy: MPI_Comm_copy_attr_function,
     pub delete: MPI_Comm_delete_attr_function,
     pub extra_state: usize,
+    /// Set for keyvals made from Fortran: the callbacks are called through
+    /// these.
+    pub proxy: Option<LanguageProxy>,
     /// `MPI_Comm_free_keyval` was called; the keyval lives while attributes
     /// use it.
     freed: bool,
     uses: usize,
 }
 
-/// The values cached on one communicator, by keyval.
+/// One cached value, in its own heap cell (see the module's notes).
+#[derive(Clone)]
+struct Entry {
+    keyval: c_int,
+    value: Box<usize>,
+    kind: ValueKind,
+}
+
+/// A value as stored: the value, how it was set, and the address of its
+/// cell (valid until the attribute is replaced or deleted).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stored {
+    pub value: usize,
+    pub kind: ValueKind,
+    pub address: usize,
+}
+
+/// The values cached on one object, by keyval, in the order they were set.
 #[derive(Default, Clone)]
 pub struct Attributes {
-    values: Vec<(c_int, usize)>,
+    values: Vec<Entry>,
 }
 
 impl Attributes {
     pub fn get(&self, keyval: c_int) -> Option<usize> {
+        self.stored(keyval).map(|s| s.value)
+    }
+
+    /// The value of `keyval` with how it was set and where it is kept.
+    pub fn stored(&self, keyval: c_int) -> Option<Stored> {
         self.values
             .iter()
-            .find(|(k, _)| *k == keyval)
-            .map(|(_, v)| *v)
+            .find(|e| e.keyval == keyval)
+            .map(|e| Stored {
+                value: *e.value,
+                kind: e.kind,
+                address: &*e.value as *const usize as usize,
+            })
     }
 
     /// Sets a value; returns the one it replaces.
-    pub fn set(&mut self, keyval: c_int, value: usize) -> Option<usize> {
-        match self.values.iter_mut().find(|(k, _)| *k == keyval) {
-            Some(entry) => Some(std::mem::replace(&mut entry.1, value)),
+    pub fn set(&mut self, keyval: c_int, value: usize, kind: ValueKind) -> Option<usize> {
+        match self.values.iter_mut().find(|e| e.keyval == keyval) {
+            Some(entry) => {
+                entry.kind = kind;
+                Some(std::mem::replace(&mut *entry.value, value))
+            }
             None => {
-                self.values.push((keyval, value));
+                self.values.push(Entry {
+                    keyval,
+                    value: Box::new(value),
+                    kind,
+                });
                 None
             }
         }
     }
 
     pub fn remove(&mut self, keyval: c_int) -> Option<usize> {
-        let i = self.values.iter().position(|(k, _)| *k == keyval)?;
-        Some(self.values.remove(i).1)
+        let i = self.values.iter().position(|e| e.keyval == keyval)?;
+        Some(*self.values.remove(i).value)
     }
 
-    /// The attribute set last.
-    pub fn last(&self) -> Option<(c_int, usize)> {
-        self.values.last().copied()
+    /// The attribute set last: its keyval, value and kind.
+    pub fn last(&self) -> Option<(c_int, usize, ValueKind)> {
+        self.values.last().map(|e| (e.keyval, *e.value, e.kind))
     }
 
-    pub fn entries(&self) -> &[(c_int, usize)] {
-        &self.values
+    /// Every attribute, in the order they were set.
+    pub fn entries(&self) -> Vec<(c_int, usize, ValueKind)> {
+        self.values
+            .iter()
+            .map(|e| (e.keyval, *e.value, e.kind))
+            .collect()
     }
 }
 
@@ -92,7 +167,9 @@ pub struct DeleteCall {
     pub function: MPI_Comm_delete_attr_function,
     pub keyval: c_int,
     pub value: usize,
+    pub kind: ValueKind,
     pub extra_state: usize,
+    pub proxy: Option<LanguageProxy>,
 }
 
 #[derive(Clone, Copy)]
@@ -100,7 +177,10 @@ pub struct CopyCall {
     pub function: MPI_Comm_copy_attr_function,
     pub keyval: c_int,
     pub value: usize,
+    /// How the value was set; the copy keeps it.
+    pub kind: ValueKind,
     pub extra_state: usize,
+    pub proxy: Option<LanguageProxy>,
 }
 
 pub struct Keyvals {
@@ -135,9 +215,20 @@ impl Keyvals {
             copy,
             delete,
             extra_state,
+            proxy: None,
             freed: false,
             uses: 0,
         })
+    }
+
+    /// `MPII_Keyval_set_proxy`: `keyval`'s callbacks are to be called
+    /// through `proxy`. An unknown keyval is ignored (MPICH's function
+    /// returns nothing; the Fortran binding calls it right after creating
+    /// the keyval).
+    pub fn set_proxy(&mut self, keyval: c_int, proxy: LanguageProxy) {
+        if let Some(k) = self.table.get_mut(keyval) {
+            k.proxy = Some(proxy);
+        }
     }
 
     pub fn free(&mut self, keyval: c_int, kind: AttrObject) -> MpiResult {
@@ -202,37 +293,27 @@ impl Keyvals {
 
     /// The delete callback of an attribute, which stays until the callback
     /// succeeds (then [`Keyvals::detach`]).
-    pub fn delete_callback(&self, keyval: c_int, value: usize) -> DeleteCall {
-        match self.get_any(keyval) {
-            Some(k) => DeleteCall {
-                function: k.delete,
-                keyval,
-                value,
-                extra_state: k.extra_state,
-            },
-            None => DeleteCall {
-                function: None,
-                keyval,
-                value,
-                extra_state: 0,
-            },
+    pub fn delete_callback(&self, keyval: c_int, value: usize, kind: ValueKind) -> DeleteCall {
+        let k = self.get_any(keyval);
+        DeleteCall {
+            function: k.and_then(|k| k.delete),
+            keyval,
+            value,
+            kind,
+            extra_state: k.map_or(0, |k| k.extra_state),
+            proxy: k.and_then(|k| k.proxy),
         }
     }
 
-    pub fn copy_call(&self, keyval: c_int, value: usize) -> CopyCall {
-        match self.get_any(keyval) {
-            Some(k) => CopyCall {
-                function: k.copy,
-                keyval,
-                value,
-                extra_state: k.extra_state,
-            },
-            None => CopyCall {
-                function: None,
-                keyval,
-                value,
-                extra_state: 0,
-            },
+    pub fn copy_call(&self, keyval: c_int, value: usize, kind: ValueKind) -> CopyCall {
+        let k = self.get_any(keyval);
+        CopyCall {
+            function: k.and_then(|k| k.copy),
+            keyval,
+            value,
+            kind,
+            extra_state: k.map_or(0, |k| k.extra_state),
+            proxy: k.and_then(|k| k.proxy),
         }
     }
 }
@@ -300,9 +381,25 @@ mod tests {
     #[test]
     fn attributes_replace_and_keyvals_live_while_used() {
         let mut a = Attributes::default();
-        assert_eq!(a.set(5, 1), None);
-        assert_eq!(a.set(5, 2), Some(1));
+        assert_eq!(a.set(5, 1, ValueKind::Pointer), None);
+        let cell = a.stored(5).unwrap().address;
+        assert_eq!(a.set(5, 2, ValueKind::Integer), Some(1));
         assert_eq!(a.get(5), Some(2));
+        assert_eq!(
+            a.stored(5),
+            Some(Stored {
+                value: 2,
+                kind: ValueKind::Integer,
+                address: cell
+            }),
+            "replacing keeps the cell and takes the new kind"
+        );
+        a.set(6, 3, ValueKind::Address);
+        assert_eq!(
+            a.stored(5).unwrap().address,
+            cell,
+            "a cell stays where it is when others are added"
+        );
         assert_eq!(a.remove(5), Some(2));
         assert_eq!(a.get(5), None);
 
@@ -321,7 +418,7 @@ mod tests {
         k.free(key, AttrObject::Comm)
             .expect("freeing again while in use changes nothing");
         assert_eq!(
-            k.delete_callback(key, 3).extra_state,
+            k.delete_callback(key, 3, ValueKind::Pointer).extra_state,
             7,
             "but its callbacks still run"
         );

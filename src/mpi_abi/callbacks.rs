@@ -71,6 +71,37 @@ pub type MPI_Copy_function = Option<
 pub type MPI_Delete_function =
     Option<unsafe extern "C" fn(MPI_Comm, c_int, *mut c_void, *mut c_void) -> c_int>;
 
+// ---- MPICH's language proxies (libmpichfort.so.12, not in mpi.h) ----
+// MPICH's Fortran binding registers a keyval's Fortran copy and delete
+// procedures as the C callbacks, then `MPII_Keyval_set_proxy` names two
+// functions of its own through which MPI is to call them; `attr_type` is
+// MPICH's `MPIR_Attr_type` of the value (0 pointer, 1 address-sized
+// integer, 3 `INTEGER`).
+/// `(user_function, object, keyval, extra_state, attr_type, value, value_out, flag)`.
+pub type MPII_Attr_copy_proxy = Option<
+    unsafe extern "C" fn(
+        MPI_Comm_copy_attr_function,
+        c_int,
+        c_int,
+        *mut c_void,
+        c_int,
+        *mut c_void,
+        *mut *mut c_void,
+        *mut c_int,
+    ) -> c_int,
+>;
+/// `(user_function, object, keyval, attr_type, value, extra_state)`.
+pub type MPII_Attr_delete_proxy = Option<
+    unsafe extern "C" fn(
+        MPI_Comm_delete_attr_function,
+        c_int,
+        c_int,
+        c_int,
+        *mut c_void,
+        *mut c_void,
+    ) -> c_int,
+>;
+
 // ---- Error handlers: (object, error code, implementation-specific varargs) ----
 pub type MPI_Comm_errhandler_function =
     Option<unsafe extern "C" fn(*mut MPI_Comm, *mut c_int, ...)>;
@@ -101,7 +132,6 @@ pub type MPIX_Grequest_poll_function =
 /// MPICH extension: `(count, array_of_states, timeout, status)`, blocks for completion.
 pub type MPIX_Grequest_wait_function =
     Option<unsafe extern "C" fn(c_int, *mut *mut c_void, f64, *mut MPI_Status) -> c_int>;
-
 // ---- MPI-IO data representations ----
 /// `(userbuf, datatype, count, filebuf, position, extra_state)`.
 pub type MPI_Datarep_conversion_function = Option<
