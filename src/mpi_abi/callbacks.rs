@@ -132,6 +132,18 @@ pub type MPIX_Grequest_poll_function =
 /// MPICH extension: `(count, array_of_states, timeout, status)`, blocks for completion.
 pub type MPIX_Grequest_wait_function =
     Option<unsafe extern "C" fn(c_int, *mut *mut c_void, f64, *mut MPI_Status) -> c_int>;
+/// The generalized request callbacks of a Fortran program (MPICH's binding
+/// passes them as the C ones, then calls `MPII_Grequest_set_lang_f77`):
+/// subroutines taking every argument by reference, with the error code
+/// last. Query: `(extra_state, status(MPI_STATUS_SIZE), ierror)`.
+pub type MPII_F77_Grequest_query_function =
+    Option<unsafe extern "C" fn(*mut c_void, *mut MPI_Fint, *mut MPI_Fint)>;
+/// Fortran free: `(extra_state, ierror)`.
+pub type MPII_F77_Grequest_free_function = Option<unsafe extern "C" fn(*mut c_void, *mut MPI_Fint)>;
+/// Fortran cancel: `(extra_state, complete (LOGICAL), ierror)`.
+pub type MPII_F77_Grequest_cancel_function =
+    Option<unsafe extern "C" fn(*mut c_void, *mut MPI_Fint, *mut MPI_Fint)>;
+
 // ---- MPI-IO data representations ----
 /// `(userbuf, datatype, count, filebuf, position, extra_state)`.
 pub type MPI_Datarep_conversion_function = Option<

@@ -51,6 +51,7 @@ pub unsafe fn mpix_grequest_start(
         poll_fn,
         wait_fn,
         extra_state: extra_state as usize,
+        fortran: false,
     });
     Ok(())
 }
@@ -70,6 +71,7 @@ pub unsafe fn grequest_class_create(
         poll_fn,
         wait_fn,
         extra_state: 0,
+        fortran: false,
     })?;
     Ok(())
 }

@@ -7,13 +7,20 @@
 //! The callbacks may call MPI, so they are called only without the runtime
 //! lock held: the engine hands a copy of them out, and the abi layer calls
 //! them once it has let go of the lock.
+//!
+//! A request started from Fortran through MPICH's binding
+//! (`MPII_Grequest_set_lang_f77` marks it) has Fortran subroutines for
+//! callbacks: every argument by reference, the error code as a last
+//! argument instead of a result, and the status as an `INTEGER` array,
+//! which has `MPI_Status`'s layout in the MPICH ABI (what MPICH's
+//! `MPI_Status_f2c` copies).
 use std::os::raw::{c_int, c_void};
 
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::error_codes;
 use crate::mpi_abi::callbacks::*;
 use crate::mpi_abi::constants::*;
-use crate::mpi_abi::types::{MPI_Request, MPI_Status};
+use crate::mpi_abi::types::{MPI_Fint, MPI_Request, MPI_Status};
 
 use super::engine::Engine;
 use super::request::{empty_status, Operation, Request};
@@ -27,6 +34,8 @@ pub struct Generalized {
     pub wait_fn: MPIX_Grequest_wait_function,
     /// The program's `extra_state` pointer, passed back as is.
     pub extra_state: usize,
+    /// The callbacks are Fortran subroutines (see the module's notes).
+    pub fortran: bool,
 }
 
 /// MPICH's generalized request classes (`MPIX_Grequest_class_create`):
@@ -88,6 +97,7 @@ pub mod classes {
                 poll_fn: None,
                 wait_fn: None,
                 extra_state: 0,
+                fortran: false,
             };
             let a = create(g).unwrap();
             let b = create(g).unwrap();
@@ -121,9 +131,30 @@ impl Generalized {
         let Some(query) = self.query_fn else {
             return (status, None);
         };
-        // SAFETY: the program's query function with its own extra_state and
-        // a valid status, as MPI specifies; no lock is held.
-        let code = unsafe { query(self.state(), &mut status) };
+        let code = if self.fortran {
+            // SAFETY: a Fortran query subroutine stored as the C type (MPICH's
+            // binding passes it so); the types differ only in how the
+            // arguments are passed, and it is called with its own.
+            let query: MPII_F77_Grequest_query_function = unsafe { std::mem::transmute(query) };
+            let mut ierr: MPI_Fint = MPI_SUCCESS;
+            if let Some(query) = query {
+                // SAFETY: its extra_state, `status` as the INTEGER array it
+                // fills (MPI_Status is that array in the MPICH ABI) and the
+                // error code; no lock is held.
+                unsafe {
+                    query(
+                        self.state(),
+                        (&mut status as *mut MPI_Status).cast(),
+                        &mut ierr,
+                    )
+                };
+            }
+            ierr
+        } else {
+            // SAFETY: the program's query function with its own extra_state and
+            // a valid status, as MPI specifies; no lock is held.
+            unsafe { query(self.state(), &mut status) }
+        };
         let error = callback_error(code, "query");
         if error.is_some() {
             status.MPI_ERROR = code;
@@ -134,6 +165,16 @@ impl Generalized {
     /// Calls the free function (the request is gone).
     pub fn free(&self) -> Option<MpiError> {
         let free = self.free_fn?;
+        if self.fortran {
+            // SAFETY: a Fortran free subroutine stored as the C type (see
+            // `query`).
+            let free: MPII_F77_Grequest_free_function = unsafe { std::mem::transmute(free) };
+            let mut ierr: MPI_Fint = MPI_SUCCESS;
+            // SAFETY: its extra_state and error code by reference; called
+            // once, after the last query; no lock is held.
+            unsafe { free?(self.state(), &mut ierr) };
+            return callback_error(ierr, "free");
+        }
         // SAFETY: the program's free function with its own extra_state; it
         // is called once, after the last query; no lock is held.
         callback_error(unsafe { free(self.state()) }, "free")
@@ -143,6 +184,17 @@ impl Generalized {
     /// called already.
     pub fn cancel(&self, complete: bool) -> Option<MpiError> {
         let cancel = self.cancel_fn?;
+        if self.fortran {
+            // SAFETY: a Fortran cancel subroutine stored as the C type (see
+            // `query`).
+            let cancel: MPII_F77_Grequest_cancel_function = unsafe { std::mem::transmute(cancel) };
+            let mut complete = MPI_Fint::from(complete);
+            let mut ierr: MPI_Fint = MPI_SUCCESS;
+            // SAFETY: its extra_state, the LOGICAL `complete` and the error
+            // code by reference; no lock is held.
+            unsafe { cancel?(self.state(), &mut complete, &mut ierr) };
+            return callback_error(ierr, "cancel");
+        }
         // SAFETY: the program's cancel function with its own extra_state;
         // no lock is held.
         callback_error(unsafe { cancel(self.state(), complete as c_int) }, "cancel")
@@ -178,6 +230,19 @@ impl Engine {
         self.polling_grequests |= callbacks.polls();
         req.generalized = Some(Box::new(callbacks));
         self.requests.insert(req)
+    }
+
+    /// `MPII_Grequest_set_lang_f77`: generalized request `id`'s callbacks
+    /// are Fortran subroutines. Other handles are ignored (MPICH's function
+    /// returns nothing; its binding calls it right after the start).
+    pub fn grequest_set_fortran(&mut self, id: MPI_Request) {
+        if let Some(g) = self
+            .requests
+            .get_mut(id)
+            .and_then(|r| r.generalized.as_deref_mut())
+        {
+            g.fortran = true;
+        }
     }
 
     /// The callbacks of generalized request `id` (`None` for other
@@ -266,6 +331,7 @@ mod tests {
             poll_fn: None,
             wait_fn: None,
             extra_state: &mut tag as *mut c_int as usize,
+            fortran: false,
         };
         let r = e.grequest_start(callbacks);
         assert_eq!(e.state(r).unwrap(), RequestState::Pending);
