@@ -32,6 +32,8 @@ pub mod info;
 pub mod init;
 pub mod io;
 pub mod memory;
+#[cfg(not(feature = "standard-abi"))]
+pub mod mpich_fortran;
 pub mod op;
 pub mod p2p;
 pub mod pack;
