@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Fortran programs built against MPICH run on oxmpi: each program of
-# c_tests/fortran/ (mpif.h, `use mpi`, `use mpi_f08`) is built with MPICH's
+# c_tests/fortran/ (mpif.h, `use mpi`, `use mpi_f08`, and attrs.f90:
+# attributes, keyvals with Fortran callbacks and generalized requests,
+# which libmpichfort does through libmpich's MPII_* helpers) is built with MPICH's
 # mpif90.mpich, so it links MPICH's libmpichfort.so.12 on top of
 # libmpich.so.12, and runs on 2 ranks under oxmpi's mpiexec with
 # LD_LIBRARY_PATH=$PREFIX/lib, so libmpich.so.12 is oxmpi. Each must exit 0
@@ -28,7 +30,7 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/oxmpi-fortran.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 . "$ROOT/c_tests/launch_checks.sh"
 
-for src in mpif_h.f use_mpi.f90 use_mpi_f08.f90; do
+for src in mpif_h.f use_mpi.f90 use_mpi_f08.f90 attrs.f90; do
     exe=$WORK/${src%.*}
     if ! (cd "$WORK" && mpif90.mpich -o "$exe" "$ROOT/c_tests/fortran/$src") >"$WORK/build.log" 2>&1; then
         not_ok "$src builds with mpif90.mpich" "$(tail -n 20 "$WORK/build.log")"
