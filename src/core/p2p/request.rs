@@ -223,6 +223,14 @@ impl Request {
     }
 
     /// A persistent request that is not started (or completed since).
+    /// Whether a complete request needs [`Engine::settle`](super::engine::Engine)
+    /// (its completion does more than mark it: a buffered send's space, a
+    /// part of a bigger request, a request the program freed).
+    #[inline]
+    pub fn needs_settling(&self) -> bool {
+        self.bsend_offset.is_some() || self.parent != MPI_REQUEST_NULL || self.freed
+    }
+
     pub fn is_inactive(&self) -> bool {
         self.persistent.as_ref().is_some_and(|p| !p.active)
     }

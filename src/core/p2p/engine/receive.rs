@@ -87,43 +87,61 @@ impl Engine {
         incoming: Incoming,
         direct: Option<&[u8]>,
     ) {
-        let Some(Request {
-            op: Operation::Recv(recv),
-            ..
-        }) = self.requests.get_mut(id)
-        else {
+        let Some(req) = self.requests.get_mut(id) else {
             return;
         };
-        recv.matched = Some(Matched {
-            from: incoming.from,
-            source: env.source,
-            tag: env.tag,
-            len: incoming.len,
-        });
+        let Operation::Recv(recv) = &mut req.op else {
+            return;
+        };
+        let from = incoming.from;
         match incoming.body {
             IncomingBody::Eager { data, sync_request } => {
-                if let Some(sender) = sync_request {
-                    self.acknowledge_sync(incoming.from, sender);
+                // The whole message is here: the receive completes now,
+                // with this one look-up of its request (the message rate
+                // is decided on this path).
+                let data = direct.unwrap_or(&data);
+                let capacity = recv.buf.len();
+                let n = data.len().min(capacity);
+                if n > 0 {
+                    recv.buf.unpack(0, &data[..n]);
                 }
-                self.eager_delivered(incoming.from, incoming.len);
-                self.receive_piece(id, 0, direct.unwrap_or(&data));
+                let (bytes, error) = if incoming.len > capacity {
+                    (capacity, MPI_ERR_TRUNCATE)
+                } else {
+                    (incoming.len, MPI_SUCCESS)
+                };
+                req.finish(receive_status(env.source, env.tag, bytes, error));
+                let settles = req.needs_settling();
+                if let Some(sender) = sync_request {
+                    self.acknowledge_sync(from, sender);
+                }
+                self.eager_delivered(from, incoming.len);
+                if settles {
+                    self.settle(id);
+                }
             }
             IncomingBody::Rendezvous {
                 send_request,
                 single_copy,
             } => {
+                recv.matched = Some(Matched {
+                    from,
+                    source: env.source,
+                    tag: env.tag,
+                    len: incoming.len,
+                });
                 if let Some((pid, addr)) = single_copy {
-                    if self.share_copy(id, incoming.from, send_request, pid, addr) {
+                    if self.share_copy(id, from, send_request, pid, addr) {
                         return;
                     }
                     if self.single_copy(id, pid, addr) {
                         let frame = control_frame(FrameKind::Finished, send_request, 0);
-                        self.queue(incoming.from, control(frame));
+                        self.queue(from, control(frame));
                         return;
                     }
                 }
                 let frame = control_frame(FrameKind::ClearToSend, send_request, id as u32 as u64);
-                self.queue(incoming.from, control(frame));
+                self.queue(from, control(frame));
             }
         }
     }
@@ -192,11 +210,14 @@ impl Engine {
             (m.len, MPI_SUCCESS)
         };
         req.finish(receive_status(m.source, m.tag, bytes, error));
+        let settles = req.needs_settling();
         if let Some((sender, send_request)) = notice {
             let frame = control_frame(FrameKind::Finished, send_request, 0);
             self.queue(sender, control(frame));
         }
-        self.settle(id);
+        if settles {
+            self.settle(id);
+        }
     }
 
     /// Looks at the oldest unexpected message `pattern` accepts.

@@ -128,10 +128,29 @@ impl Engine {
         if id == COMPLETED_SEND {
             return Ok(Polled::Done(Taken::completed_send()));
         }
-        let req = match self.requests.get(id) {
+        let req = match self.requests.get_mut(id) {
             Some(req) if req.is_user_request() => req,
             _ => return Err(invalid_request(id)),
         };
+        // A plain operation, complete or not, is decided with this one
+        // look-up (the message rate is decided on this path).
+        if req.persistent.is_none() && req.generalized.is_none() && !req.queued_frame {
+            if !req.complete {
+                return Ok(Polled::Pending);
+            }
+            let error = req.error.take();
+            let mut status = req.status;
+            if let Some(e) = &error {
+                status.MPI_ERROR = e.class;
+            }
+            self.requests.discard(id);
+            return Ok(Polled::Done(Taken {
+                status,
+                error,
+                persists: false,
+                generalized: None,
+            }));
+        }
         Ok(if req.is_inactive() {
             Polled::Inactive
         } else if req.complete {
