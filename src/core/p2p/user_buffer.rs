@@ -188,6 +188,24 @@ impl UserBuffer {
         Some(f(bytes))
     }
 
+    /// The buffer's bytes when they form one block, to work on in place
+    /// (a collective receives into them and sends from them).
+    pub fn contiguous_mut(&mut self) -> Option<&mut [u8]> {
+        debug_assert!(
+            self.owned.is_none(),
+            "packed buffers are never received into"
+        );
+        let (start, len) = self.contiguous_block()?;
+        if len == 0 {
+            return Some(&mut []);
+        }
+        // SAFETY: one block of `len` bytes of the user's buffer, valid for
+        // reads and writes per `new`'s contract while its operation runs;
+        // borrowed from `self` mutably, so this buffer hands out no other
+        // view of it meanwhile.
+        Some(unsafe { std::slice::from_raw_parts_mut(start as *mut u8, len) })
+    }
+
     /// Bytes `[offset, offset + len)` of the message, when the buffer is
     /// one block that holds them (a send takes them from there).
     pub fn contiguous_bytes(&self, offset: usize, len: usize) -> Option<&[u8]> {
