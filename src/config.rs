@@ -45,6 +45,11 @@ pub struct Config {
     /// yielding the CPU; default: long when this node's ranks fit on its
     /// cores, short when they oversubscribe them (see `core::progress`).
     pub spin_polls: Option<u32>,
+    /// `OXMPI_OWN_CORE`: `auto` (default: when this node's ranks are no
+    /// more than the CPUs the process may use), `1` or `0`: whether each
+    /// rank counts as having a core of its own, which sets how waits spin
+    /// and which algorithms some collectives use (see `core::progress`).
+    pub own_core: Option<bool>,
     /// `OXMPI_JOBID` (set by oxmpi's mpiexec): names the job in shared
     /// memory segment names; its presence says the launcher is oxmpi's.
     pub job_id: Option<String>,
@@ -244,6 +249,10 @@ impl Config {
                     }
                 }
             }),
+            own_core: match std::env::var("OXMPI_OWN_CORE").as_deref() {
+                Ok("auto") | Err(_) => None,
+                Ok(_) => flag("OXMPI_OWN_CORE"),
+            },
             job_id: std::env::var("OXMPI_JOBID").ok(),
             psets: std::env::var("OXMPI_PSETS").ok(),
             job_secret: std::env::var("OXMPI_JOB_SECRET")

@@ -37,8 +37,9 @@ static OWN_CORE: AtomicBool = AtomicBool::new(false);
 /// Chooses the spin policy for `local` processes on this node.
 pub fn set_local_processes(local: usize) {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    OWN_CORE.store(local <= cores, Ordering::Relaxed);
-    let spins = chosen_spin_polls().unwrap_or(if local <= cores {
+    let own_core = crate::config::get().own_core.unwrap_or(local <= cores);
+    OWN_CORE.store(own_core, Ordering::Relaxed);
+    let spins = chosen_spin_polls().unwrap_or(if own_core {
         OWN_CORE_SPINS
     } else {
         SHARED_CORE_SPINS
