@@ -16,7 +16,12 @@ pub static CATEGORIES: [Category; 7] = [
     Category {
         name: "oxmpi_transport",
         desc: "how frames move between processes: the choice of transport, the TCP listener, waiting",
-        cvars: &["OXMPI_TRANSPORT", "OXMPI_IFACE", "OXMPI_SPIN_POLLS"],
+        cvars: &[
+            "OXMPI_TRANSPORT",
+            "OXMPI_IFACE",
+            "OXMPI_SPIN_POLLS",
+            "OXMPI_OWN_CORE",
+        ],
         pvars: &[],
         categories: &["oxmpi_shm", "oxmpi_tcp"],
     },

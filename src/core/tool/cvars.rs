@@ -64,6 +64,16 @@ fn flag(on: bool) -> CvarValue {
     CvarValue::Int(on as i32)
 }
 
+/// A knob that is `0`, `1` or `auto` (`None`), as its enumeration numbers
+/// them: 0, 1, 2.
+fn auto_flag(choice: Option<bool>) -> CvarValue {
+    CvarValue::Int(match choice {
+        Some(false) => 0,
+        Some(true) => 1,
+        None => 2,
+    })
+}
+
 fn text(s: Option<&str>) -> CvarValue {
     CvarValue::Text(s.unwrap_or_default().to_string())
 }
@@ -94,7 +104,7 @@ fn wrong_type() -> MpiError {
 
 const CONSTANT: i32 = MPI_T_SCOPE_CONSTANT;
 
-pub static CVARS: [Cvar; 20] = [
+pub static CVARS: [Cvar; 21] = [
     Cvar {
         name: "MPIR_CVAR_FINALIZE_ATEXIT",
         desc: "1: transports and the PMI connection outlive the last finalize, are reused by the next epoch and torn down at exit (MPICH's name; same as OXMPI_FINALIZE_ATEXIT)",
@@ -169,13 +179,7 @@ pub static CVARS: [Cvar; 20] = [
         datatype: CvarType::Int,
         enumeration: Some(enums::SHM_SHARED_COPY),
         scope: CONSTANT,
-        read: || {
-            CvarValue::Int(match config::get().shm_shared_copy {
-                Some(false) => 0,
-                Some(true) => 1,
-                None => 2,
-            })
-        },
+        read: || auto_flag(config::get().shm_shared_copy),
         write: None,
     },
     Cvar {
@@ -222,13 +226,23 @@ pub static CVARS: [Cvar; 20] = [
     },
     Cvar {
         name: "OXMPI_SPIN_POLLS",
-        desc: "polls a blocking call makes before it starts yielding the CPU (default: 32768 when this node's ranks fit on its cores, 64 otherwise). Writable: takes effect at the next wait",
+        desc: "polls a blocking call makes before it starts yielding the CPU (default: 32768 when each rank has a core of its own, 0 otherwise: see OXMPI_OWN_CORE). Writable: takes effect at the next wait",
         verbosity: MPI_T_VERBOSITY_TUNER_BASIC,
         datatype: CvarType::Unsigned,
         enumeration: None,
         scope: MPI_T_SCOPE_LOCAL,
         read: || CvarValue::Unsigned(crate::core::progress::spin_polls()),
         write: Some(write_spin_polls),
+    },
+    Cvar {
+        name: "OXMPI_OWN_CORE",
+        desc: "auto (when this node's ranks are no more than the CPUs a process may use), 1 or 0: whether each rank counts as having a core of its own, which sets how long waits spin and some collectives' algorithms",
+        verbosity: MPI_T_VERBOSITY_TUNER_DETAIL,
+        datatype: CvarType::Int,
+        enumeration: Some(enums::OWN_CORE),
+        scope: CONSTANT,
+        read: || auto_flag(config::get().own_core),
+        write: None,
     },
     Cvar {
         name: "OXMPI_UNEXPECTED_LIMIT",

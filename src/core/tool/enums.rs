@@ -27,8 +27,10 @@ pub const SHM_SEGMENTS: usize = 1;
 pub const SHM_SHARED_COPY: usize = 2;
 /// `OXMPI_INITIAL_ERRHANDLER`.
 pub const INITIAL_ERRHANDLER: usize = 3;
+/// `OXMPI_OWN_CORE`.
+pub const OWN_CORE: usize = 4;
 
-pub static ENUMS: [Enumeration; 4] = [
+pub static ENUMS: [Enumeration; 5] = [
     Enumeration {
         name: "oxmpi_transport",
         items: &[("auto", 0), ("tcp", 1), ("shm", 2)],
@@ -44,6 +46,10 @@ pub static ENUMS: [Enumeration; 4] = [
     Enumeration {
         name: "oxmpi_initial_errhandler",
         items: &[("fatal", 0), ("return", 1), ("abort", 2)],
+    },
+    Enumeration {
+        name: "oxmpi_own_core",
+        items: &[("0", 0), ("1", 1), ("auto", 2)],
     },
 ];
 
