@@ -8,7 +8,9 @@
  * (big-endian in the file), atomic mode and offsets past 4 GiB (a sparse
  * file, written with MPI_File_write_at_c). Collective calls go through
  * collective buffering (every rank an aggregator), or with the argument
- * `one-aggregator` through one, or with `independent` without it. */
+ * `one-aggregator` through one, or with `small-buffer` through two whose
+ * cb_buffer_size of 52 bytes takes each domain in many rounds (windows
+ * that cut ints), or with `independent` without it. */
 #include "mpitest.h"
 #include <fcntl.h>
 #include <stdint.h>
@@ -162,6 +164,9 @@ int main(int argc, char **argv) {
         MPI_Info_set(info, "romio_cb_read", "disable");
     } else if (argc > 1 && strcmp(argv[1], "one-aggregator") == 0) {
         MPI_Info_set(info, "cb_nodes", "1");
+    } else if (argc > 1 && strcmp(argv[1], "small-buffer") == 0) {
+        MPI_Info_set(info, "cb_nodes", "2");
+        MPI_Info_set(info, "cb_buffer_size", "52");
     }
     CHECK_CLASS(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh),
                 MPI_SUCCESS);

@@ -224,9 +224,10 @@ fn prepare(h: c_int, at: Position, mem: &Memory, write: bool) -> MpiResult<Prepa
 }
 
 /// Whether a collective call on this file goes through collective
-/// buffering, and with how many aggregators: the `romio_cb_read` /
-/// `romio_cb_write` hint (`disable` turns it off) and `cb_nodes`.
-fn buffering(h: c_int, open: &OpenFile, key: &str) -> MpiResult<Option<usize>> {
+/// buffering, and how: the `romio_cb_read` / `romio_cb_write` hint
+/// (`disable` turns it off), `cb_nodes` (aggregators; default every
+/// member) and `cb_buffer_size` (bytes an aggregator handles per round).
+fn buffering(h: c_int, open: &OpenFile, key: &str) -> MpiResult<Option<two_phase::Buffering>> {
     if open.channel.size() < 2 {
         return Ok(None);
     }
@@ -235,8 +236,16 @@ fn buffering(h: c_int, open: &OpenFile, key: &str) -> MpiResult<Option<usize>> {
     if hints.get(key)? == Some("disable") {
         return Ok(None);
     }
-    let nodes = hints.get("cb_nodes")?.and_then(|v| v.parse().ok());
-    Ok(Some(nodes.unwrap_or(open.channel.size())))
+    let number = |key: &str| -> MpiResult<Option<u64>> {
+        Ok(hints
+            .get(key)?
+            .and_then(|v| v.trim().parse().ok())
+            .filter(|&n| n > 0))
+    };
+    Ok(Some(two_phase::Buffering {
+        aggregators: number("cb_nodes")?.map_or(open.channel.size(), |n| n as usize),
+        window: number("cb_buffer_size")?.unwrap_or(super::CB_BUFFER_SIZE),
+    }))
 }
 
 /// Prepares a collective access at every member; all fail when one does
@@ -263,14 +272,14 @@ fn prepare_together(
 pub fn write(h: c_int, at: Position, mem: &Memory, collective: bool) -> MpiResult<MPI_Status> {
     let open = super::open_file(h)?;
     if collective && at != Position::Ordered {
-        if let Some(aggregators) = buffering(h, &open, "romio_cb_write")? {
+        if let Some(buffering) = buffering(h, &open, "romio_cb_write")? {
             let p = prepare_together(&open, h, at, mem, true)?;
             let r = two_phase::write(
                 &open.channel,
                 &open.fd,
                 &p.pieces,
                 &p.data,
-                aggregators,
+                buffering,
                 |f| with_lock(&p.t, f),
             );
             let r = r.and_then(|()| finish_write(h, at, &p));
@@ -324,7 +333,7 @@ pub(super) fn read_fully(fd: &std::fs::File, buf: &mut [u8], offset: u64) -> Mpi
 pub fn read(h: c_int, at: Position, mem: &Memory, collective: bool) -> MpiResult<MPI_Status> {
     let open = super::open_file(h)?;
     if collective && at != Position::Ordered {
-        if let Some(aggregators) = buffering(h, &open, "romio_cb_read")? {
+        if let Some(buffering) = buffering(h, &open, "romio_cb_read")? {
             let mut p = prepare_together(&open, h, at, mem, false)?;
             let t = &p.t;
             let r = two_phase::read(
@@ -332,7 +341,7 @@ pub fn read(h: c_int, at: Position, mem: &Memory, collective: bool) -> MpiResult
                 &open.fd,
                 &p.pieces,
                 &mut p.data,
-                aggregators,
+                buffering,
                 |f| with_lock(t, f),
             );
             let r = r.and_then(|()| {

@@ -85,14 +85,18 @@ pub struct File {
     pub split: Option<Split>,
 }
 
+/// The default `cb_buffer_size`: 16 MiB, as ROMIO's.
+pub const CB_BUFFER_SIZE: u64 = 16 << 20;
+const CB_BUFFER_SIZE_TEXT: &str = "16777216";
+
 /// The hints every file reports, with their defaults (the program's
 /// values replace them; other keys the program gives are kept as given),
 /// besides `cb_nodes`, the number of aggregators of collective buffering
 /// (default: every member). `romio_cb_read`/`romio_cb_write` `disable`
-/// turn collective buffering off; `cb_buffer_size` is reported, not used
-/// (an aggregator handles its whole domain at once).
+/// turn collective buffering off; an aggregator holds at most
+/// `cb_buffer_size` bytes of its domain at a time.
 const DEFAULT_HINTS: [(&str, &str); 3] = [
-    ("cb_buffer_size", "16777216"),
+    ("cb_buffer_size", CB_BUFFER_SIZE_TEXT),
     ("romio_cb_read", "automatic"),
     ("romio_cb_write", "automatic"),
 ];
@@ -530,4 +534,15 @@ pub fn datarep(name: &str) -> MpiResult<view::Datarep> {
         .find(|d| d.name == name)
         .map(|d| view::Datarep::User(d.clone()))
         .ok_or_else(|| view::Datarep::unknown(name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn io_default_cb_buffer_size_is_reported_as_used() {
+        assert_eq!(CB_BUFFER_SIZE_TEXT.parse::<u64>(), Ok(CB_BUFFER_SIZE));
+        assert!(DEFAULT_HINTS.contains(&("cb_buffer_size", CB_BUFFER_SIZE_TEXT)));
+    }
 }

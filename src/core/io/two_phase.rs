@@ -11,7 +11,14 @@
 //! sends each member its bytes back. Many small interleaved pieces of
 //! many ranks thus become few large contiguous accesses.
 //!
-//! Atomic mode locks the file around each aggregator's accesses.
+//! An aggregator holds at most `cb_buffer_size` bytes of its domain at a
+//! time: each domain is taken in windows of that size, one window per
+//! round, and each round is an exchange of its own (the members agree on
+//! how many rounds the fullest domain needs). A member likewise sends and
+//! receives at most one window's worth per aggregator per round.
+//!
+//! Atomic mode locks the file around each aggregator's accesses of a
+//! round.
 use super::view::Piece;
 use crate::core::collective::algorithms::alltoallv_bytes;
 use crate::core::collective::channel::Channel;
@@ -22,18 +29,37 @@ use std::os::unix::fs::FileExt;
 /// and dropped): one larger `pread` beats two small ones.
 pub const SIEVE_GAP: u64 = 64 * 1024;
 
-/// How the file range is cut among the aggregators.
+/// How collective buffering is set up for a call: the `cb_nodes` and
+/// `cb_buffer_size` hints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Buffering {
+    pub aggregators: usize,
+    /// Bytes of its domain an aggregator handles per round (at least 1).
+    pub window: u64,
+}
+
+/// How the file range is cut among the aggregators, and each domain into
+/// windows (one per round).
 struct Domains {
     lo: u64,
     step: u64,
     aggregators: usize,
     size: usize,
+    window: u64,
+    /// Rounds every member takes part in: the windows of the longest
+    /// domain.
+    rounds: usize,
 }
+
+/// My pieces cut at window boundaries: per round, per aggregator rank,
+/// (file offset, length, offset in my data).
+type Cut = Vec<Vec<Vec<(u64, u64, u64)>>>;
 
 impl Domains {
     /// The members' common range, from every member's lowest and highest
-    /// byte; `None` when nobody accesses anything.
-    fn agree(ch: &Channel, pieces: &[Piece], aggregators: usize) -> MpiResult<Option<Domains>> {
+    /// byte, and the rounds its windows need; `None` when nobody accesses
+    /// anything.
+    fn agree(ch: &Channel, pieces: &[Piece], buffering: Buffering) -> MpiResult<Option<Domains>> {
         let lo = pieces.iter().map(|p| p.0).min().unwrap_or(u64::MAX);
         let hi = pieces.iter().map(|p| p.0 + p.1).max().unwrap_or(0);
         let all = super::gather_pairs(ch, lo, hi)?;
@@ -42,20 +68,34 @@ impl Domains {
         if lo >= hi {
             return Ok(None);
         }
-        let aggregators = aggregators.clamp(1, ch.size());
+        let aggregators = buffering.aggregators.clamp(1, ch.size());
         let step = (hi - lo).div_ceil(aggregators as u64);
+        let window = buffering.window.max(1);
         Ok(Some(Domains {
             lo,
             step,
             aggregators,
             size: ch.size(),
+            window,
+            // No domain is longer than `step`: every member derives the
+            // same count from the agreed range.
+            rounds: step.div_ceil(window) as usize,
         }))
     }
 
-    /// The domain holding byte `offset`, and where it ends.
-    fn domain_of(&self, offset: u64) -> (usize, u64) {
+    /// The domain holding byte `offset`, the window (round) of that domain
+    /// holding it, and where that window ends.
+    fn cell_of(&self, offset: u64) -> (usize, usize, u64) {
         let d = (((offset - self.lo) / self.step) as usize).min(self.aggregators - 1);
-        (d, self.lo + (d as u64 + 1) * self.step)
+        let start = self.lo + d as u64 * self.step;
+        let end = if d + 1 == self.aggregators {
+            u64::MAX
+        } else {
+            start + self.step
+        };
+        let k = (offset - start) / self.window;
+        let window_end = start.saturating_add((k + 1).saturating_mul(self.window));
+        (d, k as usize, window_end.min(end))
     }
 
     /// The rank of aggregator `d`.
@@ -63,16 +103,15 @@ impl Domains {
         d * self.size / self.aggregators
     }
 
-    /// My pieces cut at domain boundaries, per aggregator rank: (file
-    /// offset, length, offset in my data).
-    fn split(&self, pieces: &[Piece]) -> Vec<Vec<(u64, u64, u64)>> {
-        let mut out = vec![Vec::new(); self.size];
+    /// My pieces cut at window boundaries (see [`Cut`]).
+    fn split(&self, pieces: &[Piece]) -> Cut {
+        let mut out = vec![vec![Vec::new(); self.size]; self.rounds];
         let mut stream = 0;
         for &(mut offset, mut len) in pieces {
             while len > 0 {
-                let (d, end) = self.domain_of(offset);
+                let (d, k, end) = self.cell_of(offset);
                 let n = len.min(end - offset);
-                out[self.rank_of(d)].push((offset, n, stream));
+                out[k][self.rank_of(d)].push((offset, n, stream));
                 (offset, len, stream) = (offset + n, len - n, stream + n);
             }
         }
@@ -111,37 +150,49 @@ fn header(list: &[(u64, u64, u64)]) -> Vec<u8> {
 }
 
 /// Collective write of `data` (this member's bytes in stream order) to
-/// `pieces` of the file. `io` runs each aggregator's file accesses (it
-/// takes the atomic-mode lock).
+/// `pieces` of the file. `io` runs an aggregator's file accesses of one
+/// round (it takes the atomic-mode lock).
 pub fn write(
     ch: &Channel,
     fd: &std::fs::File,
     pieces: &[Piece],
     data: &[u8],
-    aggregators: usize,
-    io: impl FnOnce(&mut dyn FnMut() -> MpiResult) -> MpiResult,
+    buffering: Buffering,
+    mut io: impl FnMut(&mut dyn FnMut() -> MpiResult) -> MpiResult,
 ) -> MpiResult {
-    let Some(domains) = Domains::agree(ch, pieces, aggregators)? else {
+    let Some(domains) = Domains::agree(ch, pieces, buffering)? else {
         return Ok(());
     };
-    let outgoing = domains
-        .split(pieces)
-        .into_iter()
-        .map(|list| {
-            if list.is_empty() {
-                return Vec::new();
-            }
-            let mut msg = header(&list);
-            for &(_, len, at) in &list {
-                msg.extend_from_slice(&data[at as usize..(at + len) as usize]);
-            }
-            msg
-        })
-        .collect();
-    let incoming = alltoallv_bytes(ch, outgoing)?;
-    // Every piece with its bytes, in file order; later ranks win overlaps.
+    for round in domains.split(pieces) {
+        let outgoing = round
+            .into_iter()
+            .map(|list| {
+                if list.is_empty() {
+                    return Vec::new();
+                }
+                let mut msg = header(&list);
+                for &(_, len, at) in &list {
+                    msg.extend_from_slice(&data[at as usize..(at + len) as usize]);
+                }
+                msg
+            })
+            .collect();
+        let incoming = alltoallv_bytes(ch, outgoing)?;
+        write_window(fd, &incoming, &mut io)?;
+    }
+    Ok(())
+}
+
+/// An aggregator writes what a round brought it: every piece with its
+/// bytes, in file order, pieces that touch or overlap as one run (later
+/// ranks win overlaps).
+fn write_window(
+    fd: &std::fs::File,
+    incoming: &[Vec<u8>],
+    io: &mut impl FnMut(&mut dyn FnMut() -> MpiResult) -> MpiResult,
+) -> MpiResult {
     let mut all: Vec<(u64, &[u8])> = Vec::new();
-    for msg in &incoming {
+    for msg in incoming {
         let (list, mut bytes) = pieces_of(msg);
         for (offset, len) in list {
             let (piece, rest) = bytes.split_at(len as usize);
@@ -180,33 +231,57 @@ fn write_run(fd: &std::fs::File, offset: u64, run: &[u8]) -> MpiResult {
 
 /// Collective read into `data` (this member's bytes in stream order) from
 /// `pieces` of the file. Bytes past the end of the file read as zeros;
-/// the caller counts what was really there.
+/// the caller counts what was really there. `io` runs an aggregator's
+/// file accesses of one round.
 pub fn read(
     ch: &Channel,
     fd: &std::fs::File,
     pieces: &[Piece],
     data: &mut [u8],
-    aggregators: usize,
-    io: impl FnOnce(&mut dyn FnMut() -> MpiResult) -> MpiResult,
+    buffering: Buffering,
+    mut io: impl FnMut(&mut dyn FnMut() -> MpiResult) -> MpiResult,
 ) -> MpiResult {
-    let Some(domains) = Domains::agree(ch, pieces, aggregators)? else {
+    let Some(domains) = Domains::agree(ch, pieces, buffering)? else {
         return Ok(());
     };
-    let mine = domains.split(pieces);
-    let requests = mine
-        .iter()
-        .map(|list| {
-            if list.is_empty() {
-                Vec::new()
-            } else {
-                header(list)
+    for mine in domains.split(pieces) {
+        let requests = mine
+            .iter()
+            .map(|list| {
+                if list.is_empty() {
+                    Vec::new()
+                } else {
+                    header(list)
+                }
+            })
+            .collect();
+        let incoming = alltoallv_bytes(ch, requests)?;
+        let answers = serve_window(fd, &incoming, &mut io)?;
+        let replies = alltoallv_bytes(ch, answers)?;
+        for (list, reply) in mine.iter().zip(&replies) {
+            let mut at = 0usize;
+            for &(_, len, stream) in list {
+                let len = len as usize;
+                data[stream as usize..stream as usize + len].copy_from_slice(&reply[at..at + len]);
+                at += len;
             }
-        })
-        .collect();
-    let incoming = alltoallv_bytes(ch, requests)?;
-    // Serve the requests: one sieved run at a time.
+        }
+    }
+    Ok(())
+}
+
+/// An aggregator serves the requests of a round: one sieved run at a
+/// time; the answer to each member.
+fn serve_window(
+    fd: &std::fs::File,
+    incoming: &[Vec<u8>],
+    io: &mut impl FnMut(&mut dyn FnMut() -> MpiResult) -> MpiResult,
+) -> MpiResult<Vec<Vec<u8>>> {
     let asked: Vec<Vec<Piece>> = incoming.iter().map(|m| pieces_of(m).0).collect();
     let mut spans: Vec<Piece> = asked.iter().flatten().copied().collect();
+    if spans.is_empty() {
+        return Ok(vec![Vec::new(); incoming.len()]);
+    }
     spans.sort_unstable();
     let mut runs: Vec<(u64, Vec<u8>)> = Vec::new();
     for (offset, len) in spans {
@@ -224,7 +299,7 @@ pub fn read(
         }
         Ok(())
     })?;
-    let answers = asked
+    Ok(asked
         .iter()
         .map(|list| {
             let mut out = Vec::new();
@@ -236,37 +311,56 @@ pub fn read(
             }
             out
         })
-        .collect();
-    let replies = alltoallv_bytes(ch, answers)?;
-    for (list, reply) in mine.iter().zip(&replies) {
-        let mut at = 0usize;
-        for &(_, len, stream) in list {
-            let len = len as usize;
-            data[stream as usize..stream as usize + len].copy_from_slice(&reply[at..at + len]);
-            at += len;
-        }
-    }
-    Ok(())
+        .collect())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn io_two_phase_domains_cut_pieces_at_their_bounds() {
-        let d = Domains {
+    fn domains(window: u64, rounds: usize) -> Domains {
+        Domains {
             lo: 100,
             step: 50,
             aggregators: 2,
             size: 4,
-        };
+            window,
+            rounds,
+        }
+    }
+
+    #[test]
+    fn io_two_phase_domains_cut_pieces_at_their_bounds() {
+        let d = domains(1 << 20, 1);
         assert_eq!(d.rank_of(0), 0);
         assert_eq!(d.rank_of(1), 2);
         let cut = d.split(&[(120, 10), (140, 30), (190, 10)]);
-        assert_eq!(cut[0], vec![(120, 10, 0), (140, 10, 10)]);
-        assert_eq!(cut[2], vec![(150, 20, 20), (190, 10, 40)]);
-        assert!(cut[1].is_empty() && cut[3].is_empty());
+        assert_eq!(cut.len(), 1);
+        assert_eq!(cut[0][0], vec![(120, 10, 0), (140, 10, 10)]);
+        assert_eq!(cut[0][2], vec![(150, 20, 20), (190, 10, 40)]);
+        assert!(cut[0][1].is_empty() && cut[0][3].is_empty());
+    }
+
+    #[test]
+    fn io_two_phase_windows_cut_domains_into_rounds() {
+        // Domains [100, 150) and [150, ...), windows of 20 bytes: rounds
+        // cover [100, 120), [120, 140), [140, 150) of the first and
+        // [150, 170), [170, 190), [190, 210) of the second.
+        let d = domains(20, 3);
+        assert_eq!(d.cell_of(100), (0, 0, 120));
+        assert_eq!(d.cell_of(145), (0, 2, 150));
+        assert_eq!(d.cell_of(150), (1, 0, 170));
+        assert_eq!(d.cell_of(199), (1, 2, 210));
+        let cut = d.split(&[(110, 45), (195, 5)]);
+        assert_eq!(cut[0][0], vec![(110, 10, 0)]);
+        assert_eq!(cut[1][0], vec![(120, 20, 10)]);
+        assert_eq!(cut[2][0], vec![(140, 10, 30)]);
+        assert_eq!(cut[0][2], vec![(150, 5, 40)]);
+        assert!(cut[1][2].is_empty());
+        assert_eq!(cut[2][2], vec![(195, 5, 45)]);
+        // Every byte once, in stream order.
+        let total: u64 = cut.iter().flatten().flatten().map(|p| p.1).sum();
+        assert_eq!(total, 50);
     }
 
     #[test]
