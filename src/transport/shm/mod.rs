@@ -5,10 +5,13 @@
 //!   living in a segment, with no syscall, lock or allocation per message;
 //! - [`doorbell`]: a futex word on which a receiver sleeps and a sender wakes
 //!   it, across processes;
-//! - [`single_copy`]: `process_vm_readv` for large messages copied once.
+//! - [`single_copy`]: `process_vm_readv` for large messages copied once;
+//! - [`lock_word`]: a lock in shared memory, across processes (one-sided
+//!   accumulates on a node's windows).
 
 pub mod doorbell;
 pub mod inbox;
+pub mod lock_word;
 pub mod ring;
 pub mod segment;
 pub mod single_copy;
