@@ -1,8 +1,10 @@
 #!/bin/bash
 # Runs the C test list (c_tests/testlist). Each line:
-#   name  ranks  [VAR=value ...]  [-- program arguments ...]
+#   name  ranks  [VAR=value ...]  [hosts=a:2,b:2]  [-- program arguments ...]
 # `name` is c_tests/<name>.c, built with the installed mpicc and run with
-# `mpiexec -n ranks`; it passes when it exits 0 and prints a line
+# `mpiexec -n ranks` (with `hosts=`, on those simulated hosts: `-hosts
+# a:2,b:2 -launcher fork -hostname-env OXMPI_HOSTNAME`, so that ranks of
+# different hosts talk over TCP); it passes when it exits 0 and prints a line
 # "No Errors" (rank 0 prints it). A name ending in .sh is a script run
 # as is (same rule; exit 77 means skipped). A name `abi:<name>` is
 # c_tests/<name>.c built with `mpicc -mpi-abi` (against the MPI 5.0
@@ -43,6 +45,7 @@ while read -r line; do
     ranks=${words[1]:-1}
     envs=()
     args=()
+    hosts=()
     if [[ "$name" == *.sh ]] && [ "${OXMPI_TEST_SKIP_SCRIPTS:-0}" = 1 ]; then
         continue
     fi
@@ -53,14 +56,17 @@ while read -r line; do
     for w in "${words[@]:2}"; do
         if [ "$in_args" = 1 ]; then args+=("$w")
         elif [ "$w" = "--" ]; then in_args=1
+        elif [[ "$w" == hosts=* ]]; then
+            hosts=(-hosts "${w#hosts=}" -launcher fork -hostname-env OXMPI_HOSTNAME)
         else envs+=("$w")
         fi
     done
     if [ -n "${TESTS:-}" ] && [[ " $TESTS " != *" $name "* ]]; then
         continue
     fi
-    label="$name (n=$ranks${envs:+ ${envs[*]}}${OXMPI_TEST_LABEL:+ ${OXMPI_TEST_LABEL}})"
-    out=$BUILD/$(echo "$name.$ranks.${envs[*]:-}.${OXMPI_TEST_LABEL:-}" | tr '/ =' '___').out
+    where=${hosts[1]:-}
+    label="$name (n=$ranks${envs:+ ${envs[*]}}${where:+ hosts=$where}${OXMPI_TEST_LABEL:+ ${OXMPI_TEST_LABEL}})"
+    out=$BUILD/$(echo "$name.$ranks.${envs[*]:-}.$where.${OXMPI_TEST_LABEL:-}" | tr '/ =:,' '_____').out
     if [[ "$name" == *.sh ]]; then
         # stdin from /dev/null: a launcher forwarding stdin must not eat the list.
         timeout -k 5 "$TIMEOUT" env "${envs[@]}" bash "c_tests/$name" "${args[@]}" < /dev/null > "$out" 2>&1
@@ -84,7 +90,7 @@ while read -r line; do
                 continue
             fi
         fi
-        timeout -k 5 "$TIMEOUT" env "${envs[@]}" "$MPIEXEC" -n "$ranks" "$exe" "${args[@]}" < /dev/null > "$out" 2>&1
+        timeout -k 5 "$TIMEOUT" env "${envs[@]}" "$MPIEXEC" -n "$ranks" "${hosts[@]}" "$exe" "${args[@]}" < /dev/null > "$out" 2>&1
         rc=$?
     fi
     if [ "$rc" = 77 ]; then

@@ -18,7 +18,7 @@ use super::origin::OriginState;
 use super::progress::keep_serving;
 use super::target::TargetState;
 use super::window::invalid_window;
-use super::window::{Access, Peer, PredefinedValues, Window, HINT_DEFAULTS};
+use super::window::{Access, DirectTarget, Peer, PredefinedValues, Window, HINT_DEFAULTS};
 use crate::core::collective::algorithms;
 use crate::core::collective::channel::Channel;
 use crate::core::comm_constructors;
@@ -27,6 +27,7 @@ use crate::core::progress::block_on;
 use crate::core::runtime;
 use crate::mpi_abi::constants::*;
 use crate::mpi_abi::types::{MPI_Comm, MPI_Win};
+use crate::transport::shm::lock_word::{LockWord, LOCK_WORD_BYTES};
 use crate::transport::shm::segment::{anonymous_supported, Segment};
 
 const PAGE: usize = 4096;
@@ -73,7 +74,7 @@ struct Parts {
     peers: Vec<Peer>,
     segment: Option<Segment>,
     shared_offsets: Vec<usize>,
-    direct: Vec<Option<usize>>,
+    direct: Vec<Option<DirectTarget>>,
     peer_segments: Vec<Segment>,
     base: usize,
     size: usize,
@@ -228,6 +229,25 @@ fn new_segment(len: usize) -> MpiResult<Segment> {
     }
 }
 
+/// Where the lock of a rank's accumulates is, from the start of its
+/// memory of `size` bytes: the next line past it.
+fn lock_offset(size: usize) -> usize {
+    size.next_multiple_of(LOCK_WORD_BYTES)
+}
+
+/// Rank memory at `base`, its accumulates' lock `lock_at` bytes further.
+///
+/// # Safety
+/// `base + lock_at` must be a line of mapped shared memory used only as
+/// that lock, mapped while the window exists.
+unsafe fn direct_target(base: usize, lock_at: usize) -> DirectTarget {
+    DirectTarget {
+        base,
+        // SAFETY: forwarded caller contract.
+        lock: unsafe { LockWord::at((base + lock_at) as *mut u8) },
+    }
+}
+
 /// `MPI_Win_allocate`: `size` bytes of new memory; returns the window
 /// and the memory's address.
 pub fn allocate(
@@ -238,13 +258,17 @@ pub fn allocate(
 ) -> MpiResult<(MPI_Win, usize)> {
     let m = begin(comm)?;
     let peers = exchange(&m, size, disp_unit)?;
-    let segment = new_segment(size)?;
+    // The memory, then the lock of its accumulates on a line of its own.
+    let segment = new_segment(lock_offset(size) + LOCK_WORD_BYTES)?;
     let base = segment.as_ptr() as usize;
     // The ranks of this node map each other's segments (anonymous ones:
     // a name would have to outlive the exchange), so that small puts and
-    // gets between them are loads and stores.
+    // gets between them are loads and stores, and accumulates are done in
+    // place.
     let mut direct = vec![None; peers.len()];
-    direct[m.ch.rank] = Some(base);
+    // SAFETY: the segment has the lock's line past the memory, and it
+    // stays mapped while the window does (the window owns it).
+    direct[m.ch.rank] = Some(unsafe { direct_target(base, lock_offset(size)) });
     let mut peer_segments = Vec::new();
     if anonymous_supported() {
         let addresses = exchange_addresses(&m, Some(segment.address()))?;
@@ -256,7 +280,11 @@ pub fn allocate(
             }
             match Segment::attach(address) {
                 Ok(seg) => {
-                    direct[r] = Some(seg.as_ptr() as usize);
+                    let base = seg.as_ptr() as usize;
+                    // SAFETY: rank r's segment was made as this one was,
+                    // its lock's line past its memory; it stays mapped
+                    // while the window does (in `peer_segments`).
+                    direct[r] = Some(unsafe { direct_target(base, lock_offset(peers[r].size)) });
                     peer_segments.push(seg);
                 }
                 Err(e) => log::debug!("rank {r}'s window memory is reached by messages: {e}"),
@@ -345,6 +373,9 @@ pub fn allocate_shared(
         .iter()
         .any(|(k, v)| k == "alloc_shared_noncontig" && v == "true");
     let (offsets, total) = shared_layout(&peers, noncontig);
+    // Past every rank's memory, the lock of each rank's accumulates.
+    let locks = lock_offset(total);
+    let total = locks + peers.len() * LOCK_WORD_BYTES;
     // Rank 0 creates the segment; its address reaches the others (none if
     // it could not be created).
     let mut created = None;
@@ -382,7 +413,13 @@ pub fn allocate_shared(
     let base = segment.as_ptr() as usize + offsets[m.ch.rank];
     let direct = offsets
         .iter()
-        .map(|o| Some(segment.as_ptr() as usize + o))
+        .enumerate()
+        .map(|(r, o)| {
+            let start = segment.as_ptr() as usize;
+            // SAFETY: the node's segment holds rank r's lock at
+            // `locks + r` lines, and the window keeps it mapped.
+            Some(unsafe { direct_target(start + o, locks + r * LOCK_WORD_BYTES - o) })
+        })
         .collect();
     let win = finish(
         m,

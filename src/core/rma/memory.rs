@@ -24,6 +24,9 @@ pub enum Exposed {
 /// A located access: the address and length of each block.
 pub type Spans = Vec<(usize, usize)>;
 
+/// One block of a located access: its address and length.
+pub type Span = (usize, usize);
+
 impl Exposed {
     /// The address of each block of an access at `disp` (bytes from the
     /// base, or an address in a dynamic window), checked to lie in exposed
@@ -92,7 +95,7 @@ pub fn span_buffer(span: (usize, usize)) -> UserBuffer {
 }
 
 /// Copies `data` into the spans, in order (`data` holds their total).
-pub fn write(spans: &Spans, data: &[u8]) {
+pub fn write(spans: &[Span], data: &[u8]) {
     let mut at = 0;
     for &(address, len) in spans {
         let len = len.min(data.len() - at);
@@ -108,7 +111,7 @@ pub fn write(spans: &Spans, data: &[u8]) {
 }
 
 /// Copies the spans, in order, into `out` (which holds their total).
-pub fn read(spans: &Spans, out: &mut [u8]) {
+pub fn read(spans: &[Span], out: &mut [u8]) {
     let mut at = 0;
     for &(address, len) in spans {
         let len = len.min(out.len() - at);
@@ -122,32 +125,55 @@ pub fn read(spans: &Spans, out: &mut [u8]) {
 }
 
 /// The spans' bytes, in order.
-pub fn read_all(spans: &Spans) -> Vec<u8> {
+pub fn read_all(spans: &[Span]) -> Vec<u8> {
     let mut out = vec![0u8; spans.iter().map(|s| s.1).sum()];
     read(spans, &mut out);
     out
 }
 
+/// Bytes of window memory an accumulate works on in a buffer on the
+/// stack (more go through one on the heap).
+const SCRATCH: usize = 256;
+
 /// `target = input op target`, element by element of `kind`, over the
-/// spans (each a whole number of elements); returns the old contents
-/// when `fetch` asks for them. The target side applies one request at a
-/// time, so each element's update is atomic with respect to every other
-/// RMA operation on it.
+/// spans (each a whole number of elements); the old contents go to `old`
+/// when given (it holds the spans' total). The caller makes it atomic: it
+/// holds the lock of the memory's accumulates where other processes map
+/// it (see `super::window::DirectTarget`), and the runtime lock.
 pub fn accumulate(
-    spans: &Spans,
+    spans: &[Span],
     kind: BasicKind,
     op: BuiltinOp,
     input: &[u8],
-    fetch: bool,
-) -> Option<Vec<u8>> {
-    let mut current = read_all(spans);
-    let old = fetch.then(|| current.clone());
-    if op != BuiltinOp::NoOp {
-        let n = current.len().min(input.len());
-        kernels::apply(op, kind, &input[..n], &mut current[..n]);
-        write(spans, &current);
+    old: Option<&mut [u8]>,
+) {
+    let total: usize = spans.iter().map(|s| s.1).sum();
+    let mut small = [0u8; SCRATCH];
+    let mut large = Vec::new();
+    let current = if total <= SCRATCH {
+        &mut small[..total]
+    } else {
+        large.resize(total, 0);
+        &mut large[..]
+    };
+    read(spans, current);
+    if let Some(old) = old {
+        old[..total].copy_from_slice(current);
     }
-    old
+    if op != BuiltinOp::NoOp {
+        let n = total.min(input.len());
+        kernels::apply(op, kind, &input[..n], &mut current[..n]);
+        write(spans, current);
+    }
+}
+
+/// Writes `new` into the spans if they hold `compare`; the old contents
+/// go to `old` (all three hold the spans' total).
+pub fn compare_and_swap(spans: &[Span], new: &[u8], compare: &[u8], old: &mut [u8]) {
+    read(spans, old);
+    if old == compare {
+        write(spans, new);
+    }
 }
 
 #[cfg(test)]
@@ -203,7 +229,14 @@ mod tests {
         let data: Vec<u8> = [10i32, 50].iter().flat_map(|v| v.to_le_bytes()).collect();
         write(&spans, &data);
         let add: Vec<u8> = [1i32, 2].iter().flat_map(|v| v.to_le_bytes()).collect();
-        let old = accumulate(&spans, BasicKind::Int32, BuiltinOp::Sum, &add, true).unwrap();
+        let mut old = vec![0u8; 8];
+        accumulate(
+            &spans,
+            BasicKind::Int32,
+            BuiltinOp::Sum,
+            &add,
+            Some(&mut old),
+        );
         assert_eq!(old, data);
         assert_eq!(
             read_all(&spans),

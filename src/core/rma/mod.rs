@@ -1,7 +1,13 @@
 //! One-sided communication (MPI 4.1 chapter 12): windows, the operations
 //! on them, and their synchronization.
 //!
-//! Design: every operation is an active message. A window owns a private
+//! Design: an operation on memory this process maps (its own window
+//! memory, a node's `MPI_Win_allocate_shared` segment, the node's
+//! `MPI_Win_allocate` segments) is done in place by the origin: a small
+//! put or get is a store or a load, an accumulate a read-modify-write
+//! under the memory's lock ([`window::DirectTarget`]); it is complete,
+//! at the target too, when the call returns. Every other operation is an
+//! active message. A window owns a private
 //! communicator (a dup of the one it was created on), so its traffic never
 //! meets the program's. An origin sends each `MPI_Put`, `MPI_Get`,
 //! accumulate, lock request or synchronization notice as one
@@ -16,11 +22,18 @@
 //! counts instead (each rank learns how many operations target it, waits
 //! for them, then a barrier closes the epoch).
 //!
-//! Atomicity: a target applies one request at a time, under the runtime
-//! lock, so every accumulate is atomic per element (per request, in fact)
-//! with respect to all other RMA operations, whichever origins they come
-//! from: the per-window lock the standard allows, where the lock is the
-//! target's progress.
+//! Atomicity: every accumulate (`MPI_Accumulate`, `MPI_Get_accumulate`,
+//! `MPI_Fetch_and_op`, `MPI_Compare_and_swap`) on memory other processes
+//! map holds that memory's lock word in shared memory for its whole
+//! read-modify-write, whether an origin applies it in place or the target
+//! applies a message; on memory nobody else maps (`MPI_Win_create`,
+//! dynamic windows, ranks of other nodes) the target applies one message
+//! at a time under its runtime lock. Either way each accumulate is atomic
+//! per element (per call, in fact) with respect to every other, from any
+//! origin: the per-window lock the standard allows. Accumulates from one
+//! origin to one target stay in order (`accumulate_ordering`): to a
+//! target it maps an origin applies all of them in place, to any other
+//! all of them are messages, applied in arrival order.
 //!
 //! Progress: the target applies requests whenever this process makes
 //! progress (any MPI call that waits or tests). While a window exists, the

@@ -3,7 +3,7 @@
 //! what is still in flight (the receives of replies) until it completes.
 use std::sync::Arc;
 
-use super::memory::{self, Exposed};
+use super::memory::{self, Exposed, Span};
 use super::target;
 use super::window::invalid_window;
 use super::wire::{Header, Kind, DATA_TAG, DIRECT_MIN, REQUEST_TAG};
@@ -138,6 +138,39 @@ fn blocks_of(datatype: &Datatype, count: usize) -> Vec<(i64, u64)> {
     blocks
 }
 
+/// Runs `f` on the `need` bytes of data in `buffer` (none: no bytes),
+/// in place where the buffer is one block, else packed.
+fn with_packed<R>(buffer: Option<&UserBuffer>, need: usize, f: impl FnOnce(&[u8]) -> R) -> R {
+    match buffer {
+        None => f(&[]),
+        Some(b) => match b.contiguous_bytes(0, need) {
+            Some(bytes) => f(bytes),
+            None => {
+                let mut data = vec![0u8; need];
+                b.pack(0, &mut data);
+                f(&data)
+            }
+        },
+    }
+}
+
+/// Runs `f` on `need` bytes that end up in `buffer` (none: dropped), in
+/// place where the buffer is one block, else unpacked after.
+fn with_result<R>(buffer: Option<&UserBuffer>, need: usize, f: impl FnOnce(&mut [u8]) -> R) -> R {
+    let mut f = Some(f);
+    if let Some(r) =
+        buffer.and_then(|b| b.with_contiguous_mut(|bytes| (f.take().expect("once"))(bytes)))
+    {
+        return r;
+    }
+    let mut data = vec![0u8; need];
+    let r = (f.take().expect("once"))(&mut data);
+    if let Some(b) = buffer {
+        b.unpack(0, &data);
+    }
+    r
+}
+
 fn type_error(what: String) -> MpiError {
     MpiError::new(MPI_ERR_TYPE, what)
 }
@@ -227,7 +260,20 @@ pub fn issue(
     } else {
         target.disp.saturating_mul(peer.disp_unit as i64)
     };
-    let blocks = blocks_of(tdt, target.count);
+    // The target blocks: one for a contiguous datatype (listed without an
+    // allocation, for the in-place path), else every block.
+    let single = tdt
+        .contiguous_span(target.count)
+        .filter(|s| s.1 > 0)
+        .map(|(lb, len)| (lb as i64, len as u64));
+    let listed = match single {
+        Some(_) => Vec::new(),
+        None => blocks_of(tdt, target.count),
+    };
+    let blocks: &[(i64, u64)] = match &single {
+        Some(block) => std::slice::from_ref(block),
+        None => &listed,
+    };
     if !dynamic && need > 0 {
         let low = blocks.iter().map(|b| disp + b.0).min().unwrap_or(disp);
         let high = blocks
@@ -245,23 +291,60 @@ pub fn issue(
             ));
         }
     }
-    // A small put or get to memory this process maps is a store or a
-    // load: complete at once, at the target too.
-    if let (Some(base), RmaOp::Put | RmaOp::Get) = (w.direct[t], op) {
-        if !dynamic && need < DIRECT_MIN {
-            let spans = Exposed::Fixed {
-                base,
-                size: peer.size,
-            }
-            .locate(disp, &blocks)
-            .map_err(|e| MpiError::new(MPI_ERR_RMA_RANGE, e))?;
-            if let Some(origin) = &buffers.origin {
-                let mut data = vec![0u8; need];
-                origin.pack(0, &mut data);
-                memory::write(&spans, &data);
-            }
-            if let Some(result) = &buffers.result {
-                result.unpack(0, &memory::read_all(&spans));
+    // Memory this process maps: a small put or get is a store or a load,
+    // an accumulate is done in place under the memory's lock; complete at
+    // once, at the target too.
+    if let Some(direct) = w.direct[t].filter(|_| !dynamic) {
+        let in_place = match op {
+            RmaOp::Put | RmaOp::Get => need < DIRECT_MIN,
+            _ => true,
+        };
+        if in_place {
+            // Every block lies in the window (checked above).
+            let one;
+            let located;
+            let spans: &[Span] = match blocks {
+                [(offset, len)] => {
+                    one = [(direct.base + (disp + offset) as usize, *len as usize)];
+                    &one
+                }
+                _ => {
+                    located = Exposed::Fixed {
+                        base: direct.base,
+                        size: peer.size,
+                    }
+                    .locate(disp, blocks)
+                    .map_err(|e| MpiError::new(MPI_ERR_RMA_RANGE, e))?;
+                    &located
+                }
+            };
+            let (origin, compare, result) = (
+                buffers.origin.as_ref(),
+                buffers.compare.as_ref(),
+                buffers.result.as_ref(),
+            );
+            match (op, element) {
+                (RmaOp::Put, _) => with_packed(origin, need, |data| memory::write(spans, data)),
+                (RmaOp::Get, _) => with_result(result, need, |out| memory::read(spans, out)),
+                (_, None) => {} // nothing to update (`need` is 0)
+                (RmaOp::Accumulate(b), Some(kind)) => with_packed(origin, need, |data| {
+                    let _held = direct.lock.lock();
+                    memory::accumulate(spans, kind, b, data, None);
+                }),
+                (RmaOp::GetAccumulate(b), Some(kind)) => with_packed(origin, need, |data| {
+                    with_result(result, need, |old| {
+                        let _held = direct.lock.lock();
+                        memory::accumulate(spans, kind, b, data, Some(old));
+                    })
+                }),
+                (RmaOp::CompareAndSwap, Some(_)) => with_packed(origin, need, |new| {
+                    with_packed(compare, need, |expected| {
+                        with_result(result, need, |old| {
+                            let _held = direct.lock.lock();
+                            memory::compare_and_swap(spans, new, expected, old);
+                        })
+                    })
+                }),
             }
             return Ok(if want_request {
                 engine.completed(empty_status())
@@ -287,7 +370,7 @@ pub fn issue(
         reply_tag: reply,
         op: builtin.map_or(0, BuiltinOp::handle),
         disp,
-        blocks,
+        blocks: blocks.to_vec(),
     };
     let compare_len = if kind == Kind::CompareAndSwap {
         need

@@ -248,18 +248,23 @@ pub fn unlock_all(win: MPI_Win) -> MpiResult {
 /// The ranks a flush of `rank` (`None`: all) covers, checked to be in a
 /// passive-target epoch.
 fn flushed(win: MPI_Win, rank: Option<c_int>) -> MpiResult<Vec<usize>> {
-    let rt = runtime::lock();
-    let w = rt.window(win)?;
-    let locked: Vec<usize> = match &w.access {
-        Access::Locks(locks) => locks.iter().map(|&(r, _)| r).collect(),
-        Access::LockAll { .. } => (0..w.size()).collect(),
-        _ => return Err(sync_error("a flush outside a passive-target epoch")),
+    flushed_in(runtime::lock().window(win)?, rank)
+}
+
+/// [`flushed`] of a window at hand.
+fn flushed_in(w: &Window, rank: Option<c_int>) -> MpiResult<Vec<usize>> {
+    let locked = |t: usize| match &w.access {
+        Access::Locks(locks) => locks.iter().any(|&(r, _)| r == t),
+        _ => true,
     };
+    if !matches!(w.access, Access::Locks(_) | Access::LockAll { .. }) {
+        return Err(sync_error("a flush outside a passive-target epoch"));
+    }
     match rank {
-        None => Ok(locked),
+        None => Ok((0..w.size()).filter(|&t| locked(t)).collect()),
         Some(rank) => match w.target_rank(rank)? {
             None => Ok(Vec::new()),
-            Some(t) if locked.contains(&t) => Ok(vec![t]),
+            Some(t) if locked(t) => Ok(vec![t]),
             Some(t) => Err(sync_error(format!(
                 "a flush of rank {t}, which is not locked"
             ))),
@@ -272,12 +277,13 @@ fn flushed(win: MPI_Win, rank: Option<c_int>) -> MpiResult<Vec<usize>> {
 /// Loads and stores to mapped memory (see `origin`) are complete already:
 /// only targets that messages went to since their last flush are asked.
 pub fn flush(win: MPI_Win, rank: Option<c_int>) -> MpiResult {
-    let mut targets = flushed(win, rank)?;
-    {
+    let targets = {
         let mut rt = runtime::lock();
         let w = rt.window_mut(win)?;
+        let mut targets = flushed_in(w, rank)?;
         targets.retain(|&t| std::mem::take(&mut w.origin.unflushed[t]));
-    }
+        targets
+    };
     std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
     if targets.is_empty() {
         return Ok(());

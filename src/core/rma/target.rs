@@ -363,24 +363,27 @@ fn access(win: &Window, header: &Header, data: &[u8]) -> Result<Answer, String> 
         }),
         Kind::Accumulate => {
             check_len(data, need)?;
-            memory::accumulate(&spans, element()?, op()?, data, false);
+            let (kind, op) = (element()?, op()?);
+            let _held = win.accumulate_lock().map(|l| l.lock());
+            memory::accumulate(&spans, kind, op, data, None);
             Ok(Answer::Nothing)
         }
         Kind::GetAccumulate => {
-            let op = op()?;
+            let (kind, op) = (element()?, op()?);
             if op != BuiltinOp::NoOp {
                 check_len(data, need)?;
             }
-            let old = memory::accumulate(&spans, element()?, op, data, true);
-            Ok(Answer::Data(old.unwrap_or_default()))
+            let mut old = vec![0u8; need];
+            let _held = win.accumulate_lock().map(|l| l.lock());
+            memory::accumulate(&spans, kind, op, data, Some(&mut old));
+            Ok(Answer::Data(old))
         }
         Kind::CompareAndSwap => {
             check_len(data, 2 * need)?;
             let (new, compare) = data.split_at(need);
-            let old = memory::read_all(&spans);
-            if old == compare {
-                memory::write(&spans, new);
-            }
+            let mut old = vec![0u8; need];
+            let _held = win.accumulate_lock().map(|l| l.lock());
+            memory::compare_and_swap(&spans, new, compare, &mut old);
             Ok(Answer::Data(old))
         }
         _ => Ok(Answer::Nothing),

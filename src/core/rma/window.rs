@@ -13,6 +13,7 @@ use crate::core::epoch::Epoch;
 use crate::core::error::{MpiError, MpiResult};
 use crate::mpi_abi::constants::*;
 use crate::mpi_abi::types::{MPI_Aint, MPI_Comm, MPI_Win};
+use crate::transport::shm::lock_word::LockWord;
 use crate::transport::shm::segment::Segment;
 use crate::transport::ProcessId;
 
@@ -21,6 +22,16 @@ use crate::transport::ProcessId;
 pub struct Peer {
     pub size: usize,
     pub disp_unit: usize,
+}
+
+/// A rank's window memory as this process maps it: where it starts, and
+/// the lock every accumulate on it holds, whichever process applies it
+/// (the origin itself in place, or the target for a message), so that
+/// each is atomic per element with respect to all the others.
+#[derive(Clone, Copy, Debug)]
+pub struct DirectTarget {
+    pub base: usize,
+    pub lock: LockWord,
 }
 
 /// The values the predefined attributes point at (boxed, so their
@@ -66,11 +77,12 @@ pub struct Window {
     /// `MPI_Win_allocate`.
     pub segment: Option<Segment>,
     pub shared_offsets: Vec<usize>,
-    /// Where each rank's memory is in this process, for the ranks whose
-    /// memory this process maps (a shared window's node, the node's
-    /// `MPI_Win_allocate` segments): small puts and gets to them are loads
-    /// and stores, no message (see `super::origin`).
-    pub direct: Vec<Option<usize>>,
+    /// Each rank's memory as this process maps it, for the ranks whose
+    /// memory it maps (a shared window's node, the node's
+    /// `MPI_Win_allocate` segments, its own): small puts and gets to them
+    /// are loads and stores, accumulates are done in place under the
+    /// memory's lock, no message (see `super::origin`).
+    pub direct: Vec<Option<DirectTarget>>,
     /// The other ranks' segments this process maps (for `direct`).
     pub peer_segments: Vec<Segment>,
     pub name: String,
@@ -138,6 +150,12 @@ impl Window {
             MPI_ERR_RMA_SYNC,
             format!("{what} to rank {target} outside an access epoch to it (no fence, lock or start covers it)"),
         )
+    }
+
+    /// The lock of this rank's accumulates, where other processes may
+    /// apply them in place (see [`DirectTarget`]).
+    pub fn accumulate_lock(&self) -> Option<LockWord> {
+        self.direct[self.rank].map(|d| d.lock)
     }
 
     /// The value of a hint in effect.
