@@ -163,6 +163,17 @@ static void attributes(int rank, int size) {
     MPI_Info_free(&used);
 
     MPI_Errhandler eh, got;
+    /* A window whose handler was never set reports through
+     * MPI_COMM_WORLD's (as MPICH), while it says MPI's default. */
+    MPI_Win_get_errhandler(win, &got);
+    CHECK(got == MPI_ERRORS_ARE_FATAL, "a new window's handler is MPI_ERRORS_ARE_FATAL");
+    MPI_Errhandler_free(&got);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int not_a_win_keyval;
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &not_a_win_keyval, NULL);
+    CHECK_CLASS(MPI_Win_set_attr(win, not_a_win_keyval, &flag), MPI_ERR_KEYVAL);
+    MPI_Comm_free_keyval(&not_a_win_keyval);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     MPI_Win_create_errhandler(win_handler, &eh);
     MPI_Win_set_errhandler(win, eh);
     MPI_Win_get_errhandler(win, &got);

@@ -194,6 +194,21 @@ fn default_handler(rt: &Runtime) -> (MPI_Errhandler, c_int) {
     (crate::config::get().initial_errhandler, MPI_COMM_NULL)
 }
 
+/// The handler an object's errors go to: `MPI_COMM_WORLD`'s of the
+/// moment while the world model is active and the object `follows` it
+/// (no handler was ever set on it: MPICH's rule), else its own.
+fn followed(rt: &Runtime, follows: bool, own: MPI_Errhandler) -> MPI_Errhandler {
+    match rt.comms().predefined() {
+        Some((world, _)) if follows => world.errhandler,
+        _ => own,
+    }
+}
+
+/// The handler a window's errors go to (see `Window::follows_world_errhandler`).
+fn window_handler(rt: &Runtime, w: &crate::core::rma::Window) -> MPI_Errhandler {
+    followed(rt, w.follows_world_errhandler, w.errhandler)
+}
+
 /// Reports `error` raised in `call` and returns its code (unless the
 /// handler ends the job).
 #[cold]
@@ -207,14 +222,13 @@ fn raise(target: Target, call: &'static str, error: MpiError) -> c_int {
             Target::Comm(c) => rt.comms().get(c).ok().map(|comm| {
                 // A communicator whose handler was never set follows
                 // MPI_COMM_WORLD's (as in MPICH; see `Communicator`).
-                let world = rt.comms().predefined().map(|(w, _)| w.errhandler);
-                match world {
-                    Some(h) if comm.follows_world_errhandler => (h, c),
-                    _ => (comm.errhandler, c),
-                }
+                (
+                    followed(&rt, comm.follows_world_errhandler, comm.errhandler),
+                    c,
+                )
             }),
             Target::Session(h) => rt.sessions().get(h).map(|s| (s.errhandler, h)),
-            Target::Win(w) => rt.windows().get(w).map(|win| (win.errhandler, w)),
+            Target::Win(w) => rt.windows().get(w).map(|win| (window_handler(&rt, win), w)),
             Target::File(h) => Some(match rt.files().get(h) {
                 Some(f) => (f.errhandler, h),
                 None => (rt.default_file_errhandler(), 0),
@@ -340,7 +354,7 @@ pub fn call_errhandler_on_win(win: MPI_Win, code: c_int) -> MpiResult {
     let action = {
         let rt = runtime::lock();
         let w = rt.window(win)?;
-        rt.errhandlers().action(w.errhandler)?
+        rt.errhandlers().action(window_handler(&rt, w))?
     };
     invoke(action, &mut { win }, &mut { code });
     Ok(())

@@ -616,6 +616,7 @@ pub unsafe fn win_set_errhandler(win: MPI_Win, errhandler: MPI_Errhandler) -> Mp
     rt.errhandlers_mut().retain(errhandler)?;
     let w = rt.windows_mut().get_mut(win).expect("checked above");
     let old = std::mem::replace(&mut w.errhandler, errhandler);
+    w.follows_world_errhandler = false;
     rt.errhandlers_mut().release(old)
 }
 

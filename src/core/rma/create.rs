@@ -125,6 +125,7 @@ fn finish(m: Making, parts: Parts) -> MpiResult<MPI_Win> {
             peer_segments: parts.peer_segments,
             name: String::new(),
             errhandler: MPI_ERRORS_ARE_FATAL,
+            follows_world_errhandler: true,
             attributes: Default::default(),
             hints: parts.hints,
             predefined: Box::new(PredefinedValues {

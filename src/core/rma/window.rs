@@ -87,6 +87,14 @@ pub struct Window {
     pub peer_segments: Vec<Segment>,
     pub name: String,
     pub errhandler: c_int,
+    /// No error handler was ever set on this window: its errors go to
+    /// `MPI_COMM_WORLD`'s handler of the moment while the world model is
+    /// active, as in MPICH (whose windows keep no handler until one is
+    /// set), so a program that sets `MPI_ERRORS_RETURN` on
+    /// `MPI_COMM_WORLD` gets a window's errors returned too. Otherwise
+    /// (and for `MPI_Win_get_errhandler`) `errhandler`, MPI's default
+    /// `MPI_ERRORS_ARE_FATAL`.
+    pub follows_world_errhandler: bool,
     pub attributes: Attributes,
     /// The info hints in effect (key, value).
     pub hints: Vec<(String, String)>,
