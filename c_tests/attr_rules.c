@@ -41,6 +41,18 @@ static int failing_copy(MPI_Comm comm, int keyval, void *extra, void *in, void *
     return fail_callbacks ? MPI_ERR_OTHER : MPI_SUCCESS;
 }
 
+/* A copy callback that fails with the program's own error code. */
+static int my_code;
+static int coded_copy(MPI_Comm comm, int keyval, void *extra, void *in, void *out, int *flag) {
+    (void)comm;
+    (void)keyval;
+    (void)extra;
+    (void)in;
+    (void)out;
+    *flag = 0;
+    return my_code;
+}
+
 int main(int argc, char **argv) {
     int rank, size, flag;
     void *got;
@@ -66,6 +78,33 @@ int main(int argc, char **argv) {
     fail_callbacks = 0;
     CHECK(MPI_Comm_free(&dup) == MPI_SUCCESS, "free once the callbacks succeed");
     MPI_Comm_free_keyval(&bomb);
+
+    /* A callback's own error class or code is what the call returns,
+     * with the program's string. */
+    int my_class, coded, len;
+    char text[MPI_MAX_ERROR_STRING];
+    MPI_Add_error_class(&my_class);
+    MPI_Add_error_code(my_class, &my_code);
+    MPI_Add_error_string(my_class, "attr_rules: my class");
+    MPI_Add_error_string(my_code, "attr_rules: my code");
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+    MPI_Comm_create_keyval(coded_copy, MPI_COMM_NULL_DELETE_FN, &coded, NULL);
+    MPI_Comm_set_attr(dup, coded, (void *)3);
+    for (int pass = 0; pass < 2; pass++) {
+        int want = pass == 0 ? my_code : my_class, rc, cls = -1;
+        my_code = want;
+        rc = MPI_Comm_dup(dup, &d2);
+        MPI_Error_class(rc, &cls);
+        MPI_Error_string(rc, text, &len);
+        CHECK(rc == want && cls == my_class, "dup returned %d of class %d, expected %d of class %d", rc, cls, want,
+              my_class);
+        CHECK(strcmp(text, pass == 0 ? "attr_rules: my code" : "attr_rules: my class") == 0,
+              "the returned code's string is '%s'", text);
+        MPI_Add_error_code(my_class, &my_code); /* a fresh code for the next pass */
+    }
+    MPI_Comm_free(&dup);
+    MPI_Comm_free_keyval(&coded);
 
     /* A keyval freed while attached. */
     int key, saved;

@@ -138,12 +138,16 @@ pub fn mpich_attr_type(kind: ValueKind) -> c_int {
     }
 }
 
+/// The error of a callback that returned `rc`: a user-defined class or
+/// code comes back to the caller as it is (MPICH does so, and programs
+/// check for their own code and string); another code keeps its class.
 fn callback_error(what: &str, keyval: c_int, rc: c_int) -> MpiError {
     let class = crate::core::error_codes::class_of(rc).unwrap_or(MPI_ERR_OTHER);
-    MpiError::new(
-        class,
-        format!("the {what} callback of keyval {keyval:#x} returned {rc}"),
-    )
+    let detail = format!("the {what} callback of keyval {keyval:#x} returned {rc}");
+    if crate::core::error_codes::is_user_defined(rc) {
+        return MpiError::with_code(rc, class, detail);
+    }
+    MpiError::new(class, detail)
 }
 
 /// Runs a delete callback for an attribute of `object`.

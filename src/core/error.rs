@@ -19,6 +19,10 @@ pub struct MpiError(Box<ErrorParts>);
 pub struct ErrorParts {
     pub class: c_int,
     pub detail: String,
+    /// A code to report as it is instead of a new one (a user-defined
+    /// code or class a program's callback returned: the caller gets it
+    /// back, with the string the program gave it, as in MPICH).
+    pub code: Option<c_int>,
 }
 
 impl std::ops::Deref for MpiError {
@@ -36,6 +40,17 @@ impl MpiError {
         MpiError(Box::new(ErrorParts {
             class,
             detail: detail.into(),
+            code: None,
+        }))
+    }
+
+    /// An error reported as `code` itself, of class `class`.
+    #[cold]
+    pub fn with_code(code: c_int, class: c_int, detail: impl Into<String>) -> Self {
+        MpiError(Box::new(ErrorParts {
+            class,
+            detail: detail.into(),
+            code: Some(code),
         }))
     }
 }

@@ -85,8 +85,19 @@ fn class_bits(code: c_int) -> c_int {
     }
 }
 
-/// Records a raised error and returns the code that names it.
+/// Whether `code` is a live user-defined class or code (what
+/// `MPI_Add_error_class`/`MPI_Add_error_code` gave).
+pub fn is_user_defined(code: c_int) -> bool {
+    let reg = registry();
+    reg.is_user_class(code) || reg.user_codes.contains(&code)
+}
+
+/// Records a raised error and returns the code that names it (the error's
+/// own code when it carries one).
 pub fn record(call: &str, error: &MpiError) -> c_int {
+    if let Some(code) = error.code {
+        return code;
+    }
     let mut reg = registry();
     let index = reg.next_ring_index;
     reg.next_ring_index = if index >= RING_LAST { 1 } else { index + 1 };
