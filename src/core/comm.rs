@@ -193,6 +193,11 @@ fn invalid(h: MPI_Comm) -> MpiError {
 }
 
 impl Comms {
+    /// The user communicators alive.
+    pub fn user_count(&self) -> usize {
+        self.user.as_ref().map_or(0, HandleTable::len)
+    }
+
     fn table(&mut self) -> &mut HandleTable<Communicator> {
         self.user
             .get_or_insert_with(|| HandleTable::new(ObjectKind::Comm))

@@ -32,7 +32,7 @@ use super::collective::gather::allgather_bytes;
 use super::collective::inter::InterChannels;
 use super::collective::layout::Blocks;
 use super::comm::{Communicator, ProcessId};
-use super::context_numbers::pre_context_number;
+use super::context_numbers::{exhausted, pre_context_number, EXHAUSTED};
 use super::error::{MpiError, MpiResult};
 use super::group::Group;
 use super::intercomm::INTERCOMM_CONTEXTS;
@@ -64,9 +64,9 @@ impl Drop for InFlight {
 const INTRACOMM_CONTEXTS: u64 = 2;
 
 /// This process's proposal: its next `count` free context numbers
-/// (reserved).
+/// (reserved; see `Runtime::propose_context`).
 fn reserve_proposal(count: u64) -> MpiResult<u64> {
-    Ok(runtime::lock().contexts()?.1.reserve(count))
+    runtime::lock().propose_context(count)
 }
 
 /// Every member's `value`, in rank order.
@@ -92,6 +92,9 @@ async fn agree(call: &Call, mut proposal: u64, in_flight: bool, count: u64) -> M
             in_flight || IN_FLIGHT.load(Ordering::Acquire) > 0 || runtime::lock().may_run_threads();
         let all = allgather_u64(call, proposal | u64::from(busy)).await?;
         let number = all.iter().map(|v| v & !1).max().unwrap_or(proposal);
+        if number == EXHAUSTED {
+            return Err(exhausted());
+        }
         if all.iter().all(|v| v & 1 == 0) {
             runtime::lock().contexts()?.1.skip_past(number, count);
             return Ok(number);

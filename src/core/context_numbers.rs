@@ -39,6 +39,28 @@ pub fn pre_context_number(tag: &str, members: &[ProcessId], use_count: u64) -> u
     PRE_CONTEXT_BIT | ((h.finish() & ((1 << 37) - 1)) << 1)
 }
 
+/// The most user communicators a process keeps alive at once (MPICH's
+/// limit is about as many, 65,536 context ids). A creation that would
+/// pass it fails at every member, with `MPI_ERR_OTHER`: a member at the
+/// limit proposes [`EXHAUSTED`], which wins every agreement.
+pub const MAX_LIVE_COMMUNICATORS: usize = 1 << 16;
+
+/// The proposal of a member that may create no more communicators: above
+/// every context number (and even, as proposals are: bit 0 carries other
+/// news in some agreements).
+pub const EXHAUSTED: u64 = !1;
+
+/// The error every member of a creation reports when one of them is at
+/// [`MAX_LIVE_COMMUNICATORS`].
+pub fn exhausted() -> crate::core::error::MpiError {
+    crate::core::error::MpiError::new(
+        crate::mpi_abi::constants::MPI_ERR_OTHER,
+        format!(
+            "too many communicators: a member already has {MAX_LIVE_COMMUNICATORS} alive (free some first)"
+        ),
+    )
+}
+
 /// One epoch's context numbers.
 pub struct ContextNumbers {
     /// The lowest number this process has not used in this epoch.

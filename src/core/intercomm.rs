@@ -19,7 +19,7 @@ use super::collective::inter::InterChannels;
 use super::collective::sequence;
 use super::comm::{Communicator, ProcessId};
 use super::comm_constructors::group_of;
-use super::context_numbers::pre_context_number;
+use super::context_numbers::{exhausted, pre_context_number, EXHAUSTED};
 use super::epoch::Epoch;
 use super::error::{MpiError, MpiResult};
 use super::runtime;
@@ -74,10 +74,15 @@ fn share_from_leader(ch: &Channel, leader: usize, values: &[u64]) -> MpiResult<V
 
 /// This process's proposal: its next free context number (reserved).
 fn reserve_proposal() -> MpiResult<u64> {
-    Ok(runtime::lock().contexts()?.1.reserve(INTERCOMM_CONTEXTS))
+    runtime::lock().propose_context(INTERCOMM_CONTEXTS)
 }
 
+/// Takes the agreed context `number` (every member fails alike when one
+/// could create no more communicators).
 fn settle(number: u64) -> MpiResult {
+    if number == EXHAUSTED {
+        return Err(exhausted());
+    }
     runtime::lock()
         .contexts()?
         .1
@@ -567,12 +572,15 @@ pub fn merge(intercomm: MPI_Comm, high: bool) -> MpiResult<MPI_Comm> {
         rank: my_rank,
         context_id: cid + 3,
     };
-    let proposal = runtime::lock().contexts()?.1.reserve(2);
+    let proposal = runtime::lock().propose_context(2)?;
     // The merged order depends on each call's `high`: two merges in a row
     // number the members differently on this one context, so each takes a
     // tag of its own (every member merges in the same order).
     let tag = sequence::next_tag(cid + 3);
     let number = allreduce_max_u64_tagged(&merged_ch, tag, proposal)?;
+    if number == EXHAUSTED {
+        return Err(exhausted());
+    }
     let mut rt = runtime::lock();
     rt.contexts()?.1.skip_past(number, 2);
     rt.add_comm(Communicator::new(

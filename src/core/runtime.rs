@@ -22,7 +22,7 @@ use std::thread::ThreadId;
 
 use super::attributes::Keyvals;
 use super::comm::{Comms, Communicator};
-use super::context_numbers::{ContextNumbers, SELF_CONTEXT, WORLD_CONTEXT};
+use super::context_numbers::{self, ContextNumbers, SELF_CONTEXT, WORLD_CONTEXT};
 use super::epoch::{Epoch, Epochs};
 use super::errhandler::Errhandlers;
 use super::error::{MpiError, MpiResult};
@@ -235,6 +235,16 @@ impl Runtime {
     }
 
     /// The live epoch's context numbers.
+    /// This process's proposal for a new communicator's context: its next
+    /// `count` free numbers (reserved), or [`context_numbers::EXHAUSTED`]
+    /// when it keeps as many communicators alive as it may.
+    pub fn propose_context(&mut self, count: u64) -> MpiResult<u64> {
+        if self.comms.user_count() >= context_numbers::MAX_LIVE_COMMUNICATORS {
+            return Ok(context_numbers::EXHAUSTED);
+        }
+        Ok(self.contexts()?.1.reserve(count))
+    }
+
     pub fn contexts(&mut self) -> MpiResult<(Epoch, &mut ContextNumbers)> {
         let (epoch, instance) = self.epochs.live().ok_or_else(not_initialized)?;
         Ok((epoch, &mut instance.contexts))
