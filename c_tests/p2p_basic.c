@@ -102,6 +102,8 @@ int main(int argc, char **argv) {
             fill(data, 10, 3);
             MPI_Send(data, 10, MPI_INT, last, 5, MPI_COMM_WORLD);
             MPI_Send(data, 10, MPI_INT, last, 6, MPI_COMM_WORLD);
+            MPI_Send(data, 3, MPI_BYTE, last, 7, MPI_COMM_WORLD);
+            MPI_Send(data, 3, MPI_BYTE, last, 7, MPI_COMM_WORLD);
         } else {
             MPI_Status st;
             int flag = 0, count = 0, data[10];
@@ -118,6 +120,18 @@ int main(int argc, char **argv) {
             CHECK(verify(data, 4, 3) < 0 && data[4] == 0, "truncated payload");
             MPI_Iprobe(0, 6, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
             CHECK(!flag, "truncated message consumed");
+            /* 3 bytes into ints: a contiguous buffer takes them (no whole
+             * element: MPI_UNDEFINED), one of several blocks reports the
+             * signatures that cannot match (MPI_ERR_TYPE), as MPICH. */
+            MPI_Datatype every_other;
+            MPI_Type_vector(4, 1, 2, MPI_INT, &every_other);
+            MPI_Type_commit(&every_other);
+            rc = MPI_Recv(data, 4, MPI_INT, 0, 7, MPI_COMM_WORLD, &st);
+            MPI_Get_count(&st, MPI_INT, &count);
+            CHECK(rc == MPI_SUCCESS && count == MPI_UNDEFINED, "3 bytes into ints: rc %d, count %d", rc, count);
+            rc = MPI_Recv(data, 1, every_other, 0, 7, MPI_COMM_WORLD, &st);
+            CHECK(mt_class(rc) == MPI_ERR_TYPE, "3 bytes into a vector of ints: class %d", mt_class(rc));
+            MPI_Type_free(&every_other);
         }
     }
 

@@ -20,7 +20,6 @@ use super::request::receive_status;
 use super::user_buffer::UserBuffer;
 use crate::core::error::MpiError;
 use crate::core::matching::{Envelope, Pattern};
-use crate::mpi_abi::constants::{MPI_ERR_TRUNCATE, MPI_SUCCESS};
 use crate::mpi_abi::types::MPI_Status;
 use crate::transport::endpoints::Endpoints;
 use crate::transport::ProcessId;
@@ -77,14 +76,11 @@ pub enum LaneOutcome {
     Failed(MpiError),
 }
 
-/// The status of an eager message of `len` bytes received into a buffer
-/// of `capacity` bytes (truncated if it does not fit).
-fn eager_status(env: &Envelope, len: usize, capacity: usize) -> MPI_Status {
-    if len > capacity {
-        receive_status(env.source, env.tag, capacity, MPI_ERR_TRUNCATE)
-    } else {
-        receive_status(env.source, env.tag, len, MPI_SUCCESS)
-    }
+/// The status of an eager message of `len` bytes received into `buf`
+/// (see [`UserBuffer::receive_outcome`]).
+fn eager_status(env: &Envelope, len: usize, buf: &UserBuffer) -> MPI_Status {
+    let (bytes, error) = buf.receive_outcome(len);
+    receive_status(env.source, env.tag, bytes, error)
 }
 
 /// Copies an eager message into `buf` (as much as fits).
@@ -129,7 +125,7 @@ impl Engine {
             self.acknowledge_sync(from, sender);
             self.flush_replies(ep);
         }
-        LaneStart::Received(eager_status(&env, len, buf.len()))
+        LaneStart::Received(eager_status(&env, len, &buf))
     }
 
     /// The lane's outcome once it has one (the lane is then free again);
@@ -183,7 +179,7 @@ impl Engine {
             return false;
         }
         unpack_eager(&lane.buf, payload);
-        lane.state = LaneState::Received(eager_status(env, payload.len(), lane.buf.len()));
+        lane.state = LaneState::Received(eager_status(env, payload.len(), &lane.buf));
         if let Some(sender) = sync_request {
             self.acknowledge_sync(from, sender);
         }
@@ -207,6 +203,7 @@ mod tests {
     use super::*;
     use crate::core::p2p::engine::testing::*;
     use crate::core::p2p::frame::{FrameHeader, FrameKind, HEADER_LEN};
+    use crate::mpi_abi::constants::MPI_ERR_TRUNCATE;
     use crate::transport::Sink;
 
     fn received(outcome: Option<LaneOutcome>) -> MPI_Status {

@@ -7,11 +7,11 @@
 //! otherwise touched until the operation completes) is MPI's own. A buffer
 //! made by [`UserBuffer::packed`] owns its bytes instead (a packed copy
 //! that oxmpi sends from), so it lives exactly as long as the operation.
-use std::os::raw::c_void;
+use std::os::raw::{c_int, c_void};
 use std::sync::Arc;
 
 use crate::core::datatype::{self, TypeRef};
-use crate::mpi_abi::constants::MPI_BYTE;
+use crate::mpi_abi::constants::{MPI_BYTE, MPI_ERR_TRUNCATE, MPI_ERR_TYPE, MPI_SUCCESS};
 use crate::transport::Placement;
 
 #[derive(Clone)]
@@ -243,6 +243,23 @@ impl UserBuffer {
         Some(unsafe { Placement::new(ptr, len) })
     }
 
+    /// What receiving a message of `len` bytes into this buffer reports:
+    /// the bytes kept, and `MPI_ERR_TRUNCATE` when the message does not
+    /// fit; `MPI_ERR_TYPE` when the buffer is of several blocks and the
+    /// message ends inside one of its basic elements (the type signatures
+    /// cannot match; MPICH reports it as well, where a contiguous buffer
+    /// takes the bytes as they come); else `MPI_SUCCESS`.
+    #[inline]
+    pub fn receive_outcome(&self, len: usize) -> (usize, c_int) {
+        if len > self.bytes {
+            (self.bytes, MPI_ERR_TRUNCATE)
+        } else if self.block_start.is_none() && self.datatype.elements_in(len).is_none() {
+            (len, MPI_ERR_TYPE)
+        } else {
+            (len, MPI_SUCCESS)
+        }
+    }
+
     /// Where the data lies when it is one block (for single-copy reads).
     #[inline]
     pub fn contiguous_block(&self) -> Option<(usize, usize)> {
@@ -320,6 +337,28 @@ mod tests {
         assert_eq!(dst.unpack(0, &packed[..6]), 6);
         assert_eq!(dst.unpack(6, &packed[6..48]), 34, "clipped at the end");
         assert_eq!(back, data);
+    }
+
+    #[test]
+    fn a_receive_reports_truncation_and_partial_elements_of_scattered_buffers() {
+        let ints = datatype::lookup_for_message(MPI_INT).unwrap();
+        let mut memory = [0i32; 8];
+        // SAFETY: `memory` outlives the buffers; nothing is written.
+        let plain = unsafe { UserBuffer::new(memory.as_mut_ptr().cast(), 4, ints.clone()) };
+        assert_eq!(plain.receive_outcome(16), (16, MPI_SUCCESS));
+        assert_eq!(plain.receive_outcome(20), (16, MPI_ERR_TRUNCATE));
+        assert_eq!(
+            plain.receive_outcome(3),
+            (3, MPI_SUCCESS),
+            "contiguous: taken as it comes"
+        );
+        let every_other = crate::core::datatype::constructors::vector(4, 1, 2, &ints).unwrap();
+        let every_other: TypeRef = Arc::new(every_other).into();
+        // SAFETY: as above; one vector element spans 7 ints of the 8.
+        let scattered = unsafe { UserBuffer::new(memory.as_mut_ptr().cast(), 1, every_other) };
+        assert_eq!(scattered.receive_outcome(8), (8, MPI_SUCCESS));
+        assert_eq!(scattered.receive_outcome(3), (3, MPI_ERR_TYPE));
+        assert_eq!(scattered.receive_outcome(17), (16, MPI_ERR_TRUNCATE));
     }
 
     #[test]

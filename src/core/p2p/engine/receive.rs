@@ -14,7 +14,7 @@ use crate::core::matching::{Envelope, Pattern};
 use crate::core::p2p::frame::FrameKind;
 use crate::core::p2p::request::{receive_status, Matched, Operation, RecvOp, Request};
 use crate::core::p2p::user_buffer::UserBuffer;
-use crate::mpi_abi::constants::{MPI_ERR_TRUNCATE, MPI_SUCCESS};
+use crate::mpi_abi::constants::MPI_SUCCESS;
 use crate::mpi_abi::types::{MPI_Request, MPI_Status};
 use crate::transport::endpoints::Endpoints;
 use crate::transport::ProcessId;
@@ -105,11 +105,7 @@ impl Engine {
                 if n > 0 {
                     recv.buf.unpack(0, &data[..n]);
                 }
-                let (bytes, error) = if incoming.len > capacity {
-                    (capacity, MPI_ERR_TRUNCATE)
-                } else {
-                    (incoming.len, MPI_SUCCESS)
-                };
+                let (bytes, error) = recv.buf.receive_outcome(incoming.len);
                 req.finish(receive_status(env.source, env.tag, bytes, error));
                 let settles = req.needs_settling();
                 if let Some(sender) = sync_request {
@@ -202,13 +198,8 @@ impl Engine {
         if recv.received < m.len {
             return;
         }
-        let capacity = recv.buf.len();
         let notice = recv.finish_notice;
-        let (bytes, error) = if m.len > capacity {
-            (capacity, MPI_ERR_TRUNCATE)
-        } else {
-            (m.len, MPI_SUCCESS)
-        };
+        let (bytes, error) = recv.buf.receive_outcome(m.len);
         req.finish(receive_status(m.source, m.tag, bytes, error));
         let settles = req.needs_settling();
         if let Some((sender, send_request)) = notice {
