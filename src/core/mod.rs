@@ -22,6 +22,7 @@ pub mod intercomm;
 pub mod io;
 pub mod locks;
 pub mod matching;
+pub mod node_segment;
 pub mod op;
 pub mod p2p;
 pub mod ports;

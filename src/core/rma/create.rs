@@ -11,7 +11,6 @@
 //! rank's (contiguous, as MPI's default asks), or each on a page boundary
 //! when the info key `alloc_shared_noncontig` is `true`.
 use std::os::raw::c_int;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::memory::Exposed;
 use super::origin::OriginState;
@@ -23,6 +22,7 @@ use crate::core::collective::algorithms;
 use crate::core::collective::channel::Channel;
 use crate::core::comm_constructors;
 use crate::core::error::{MpiError, MpiResult};
+use crate::core::node_segment::{exchange_addresses, new_segment, shared_by_all};
 use crate::core::progress::block_on;
 use crate::core::runtime;
 use crate::mpi_abi::constants::*;
@@ -200,36 +200,6 @@ pub fn create_dynamic(hints: &[(String, String)], comm: MPI_Comm) -> MpiResult<M
     )
 }
 
-static SEGMENTS: AtomicU64 = AtomicU64::new(0);
-
-/// A named segment's name, unique in the job and the process's life.
-fn segment_name() -> String {
-    format!(
-        "/oxmpi-win-{}-{}",
-        std::process::id(),
-        SEGMENTS.fetch_add(1, Ordering::Relaxed)
-    )
-}
-
-fn no_memory(len: usize, e: impl std::fmt::Display) -> MpiError {
-    MpiError::new(
-        MPI_ERR_NO_MEM,
-        format!("cannot get {len} bytes of window memory: {e}"),
-    )
-}
-
-/// A zeroed segment of `len` bytes (at least one page), anonymous where
-/// peers can map those, else named (the caller unlinks the name once the
-/// peers mapped it).
-fn new_segment(len: usize) -> MpiResult<Segment> {
-    let len = len.max(1).div_ceil(PAGE) * PAGE;
-    if anonymous_supported() {
-        Segment::create_anonymous(len).map_err(|e| no_memory(len, e))
-    } else {
-        Segment::create(&segment_name(), len).map_err(|e| no_memory(len, e))
-    }
-}
-
 /// Where the lock of a rank's accumulates is, from the start of its
 /// memory of `size` bytes: the next line past it.
 fn lock_offset(size: usize) -> usize {
@@ -272,7 +242,7 @@ pub fn allocate(
     direct[m.ch.rank] = Some(unsafe { direct_target(base, lock_offset(size)) });
     let mut peer_segments = Vec::new();
     if anonymous_supported() {
-        let addresses = exchange_addresses(&m, Some(segment.address()))?;
+        let addresses = exchange_addresses(&m.ch, Some(segment.address()))?;
         let node = runtime::lock().process()?.psets.members("mpix://SHARED")?;
         for (r, address) in addresses.iter().enumerate() {
             let Some(address) = address else { continue };
@@ -312,25 +282,6 @@ pub fn allocate(
         },
     )?;
     Ok((win, base))
-}
-
-/// Every rank's segment address (`None` where a rank has none), by an
-/// allgather of fixed-size records.
-fn exchange_addresses(m: &Making, mine: Option<&str>) -> MpiResult<Vec<Option<String>>> {
-    const RECORD: usize = 256;
-    let mut record = vec![0u8; RECORD];
-    if let Some(address) = mine.filter(|a| a.len() + 2 <= RECORD) {
-        record[0] = 1;
-        record[1] = address.len() as u8;
-        record[2..2 + address.len()].copy_from_slice(address.as_bytes());
-    }
-    let all = algorithms::allgather(&m.ch, &record)?;
-    Ok(all
-        .chunks_exact(RECORD)
-        .map(|r| {
-            (r[0] == 1).then(|| String::from_utf8_lossy(&r[2..2 + r[1] as usize]).into_owned())
-        })
-        .collect())
 }
 
 /// Every rank's offset in the node's segment, and the segment's length.
@@ -377,38 +328,11 @@ pub fn allocate_shared(
     // Past every rank's memory, the lock of each rank's accumulates.
     let locks = lock_offset(total);
     let total = locks + peers.len() * LOCK_WORD_BYTES;
-    // Rank 0 creates the segment; its address reaches the others (none if
-    // it could not be created).
-    let mut created = None;
-    if m.ch.rank == 0 {
-        match new_segment(total) {
-            Ok(segment) => created = Some(segment),
-            Err(e) => log::error!("MPI_Win_allocate_shared: {e}"),
-        }
-    }
-    let addresses = exchange_addresses(&m, created.as_ref().map(Segment::address))?;
-    let Some(first) = addresses[0].clone() else {
-        let _ = free_comm(m.comm);
-        return Err(no_memory(total, "the node's segment could not be created"));
-    };
-    let segment = match created {
-        Some(s) => Ok(s),
-        None => Segment::attach(&first).map_err(|e| no_memory(total, e)),
-    };
-    let verdicts = algorithms::allgather(&m.ch, &[u8::from(segment.is_ok())])?;
-    if m.ch.rank == 0 {
-        if let Ok(s) = &segment {
-            let _ = s.unlink();
-        }
-    }
-    let segment = match segment {
-        Ok(s) if verdicts.iter().all(|&v| v == 1) => s,
-        failed => {
+    let segment = match shared_by_all(&m.ch, total, "MPI_Win_allocate_shared")? {
+        Ok(s) => s,
+        Err(e) => {
             let _ = free_comm(m.comm);
-            return Err(match failed {
-                Err(e) => e,
-                Ok(_) => no_memory(total, "another process could not map the node's segment"),
-            });
+            return Err(e);
         }
     };
     let base = segment.as_ptr() as usize + offsets[m.ch.rank];
