@@ -7,11 +7,14 @@
 //!   it, across processes;
 //! - [`single_copy`]: `process_vm_readv` for large messages copied once;
 //! - [`lock_word`]: a lock in shared memory, across processes (one-sided
-//!   accumulates on a node's windows).
+//!   accumulates on a node's windows);
+//! - [`node_board`]: where a communicator's members on one node meet for
+//!   small blocking collectives.
 
 pub mod doorbell;
 pub mod inbox;
 pub mod lock_word;
+pub mod node_board;
 pub mod ring;
 pub mod segment;
 pub mod single_copy;
