@@ -50,6 +50,12 @@ pub struct Config {
     /// rank counts as having a core of its own, which sets how waits spin
     /// and which algorithms some collectives use (see `core::progress`).
     pub own_core: Option<bool>,
+    /// `OXMPI_NODE_COLLECTIVES` (default 1): blocking barriers, and
+    /// broadcasts and allreduces of up to 4 KiB, on communicators whose
+    /// members all live on this node meet in shared memory instead of
+    /// passing messages (see `core::collective::node`). Must be the same
+    /// at every process.
+    pub node_collectives: bool,
     /// `OXMPI_JOBID` (set by oxmpi's mpiexec): names the job in shared
     /// memory segment names; its presence says the launcher is oxmpi's.
     pub job_id: Option<String>,
@@ -253,6 +259,7 @@ impl Config {
                 Ok("auto") | Err(_) => None,
                 Ok(_) => flag("OXMPI_OWN_CORE"),
             },
+            node_collectives: flag("OXMPI_NODE_COLLECTIVES").unwrap_or(true),
             job_id: std::env::var("OXMPI_JOBID").ok(),
             psets: std::env::var("OXMPI_PSETS").ok(),
             job_secret: std::env::var("OXMPI_JOB_SECRET")

@@ -51,6 +51,9 @@ pub struct Communicator {
     /// The intercommunicator to the parents of this spawned process
     /// (`MPI_Comm_get_parent` returns it until it is freed).
     pub spawn_parent: bool,
+    /// Where its members meet on this node for small blocking collectives
+    /// (`collective::node`); made at the first such call.
+    pub node: crate::core::collective::node::NodeLink,
 }
 
 impl Communicator {
@@ -77,6 +80,7 @@ impl Communicator {
             acked_failures: Vec::new(),
             follows_world_errhandler: false,
             spawn_parent: false,
+            node: Default::default(),
         }
     }
 

@@ -19,6 +19,11 @@ pub unsafe fn barrier(comm: MPI_Comm) -> MpiResult {
     if super::inter::is_inter(comm)? {
         return crate::core::collective::executor::block(super::inter::barrier_op(comm)?.once());
     }
+    // On the communicator's node board when it has one (see
+    // `core::collective::node`), else with messages.
+    if let Some(board) = crate::core::collective::node::board(comm)? {
+        return crate::core::collective::node::barrier(&board);
+    }
     let ch = crate::core::collective::channel::Channel::lookup(comm)?;
     crate::core::collective::algorithms::barrier(&ch)
 }

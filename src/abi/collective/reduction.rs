@@ -9,9 +9,11 @@ use std::os::raw::{c_int, c_void};
 use super::args::{channel, check_not_aliased, in_place, user_buffer};
 use super::blocking_and_nonblocking;
 use crate::abi::count::Counts;
-use crate::core::collective::plan::{Persistent, Plan};
-use crate::core::collective::reduce;
+use crate::core::collective::channel::Channel;
+use crate::core::collective::node::{self, Route};
+use crate::core::collective::plan::{Collective, Persistent, Plan};
 use crate::core::collective::scan::{self, Prefix};
+use crate::core::collective::{executor, reduce};
 use crate::core::datatype;
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::op::Reduction;
@@ -106,6 +108,32 @@ blocking_and_nonblocking!(
     )
 );
 
+/// An allreduce's checked buffers and reduction.
+type AllreduceParts = (UserBuffer, UserBuffer, Reduction);
+
+/// # Safety
+/// MPI_Allreduce's contract: `sendbuf` (or MPI_IN_PLACE) and `recvbuf`
+/// hold `n` elements of `datatype` until the collective completes.
+unsafe fn allreduce_parts(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    n: usize,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+) -> MpiResult<AllreduceParts> {
+    let dt = datatype::lookup_committed(datatype)?;
+    let red = Reduction::new(op, datatype, dt.clone())?;
+    // SAFETY: this function's contract.
+    let (contribution, result) = unsafe { in_out(sendbuf, recvbuf, n, n, &dt) }?;
+    Ok((contribution, result, red))
+}
+
+fn allreduce_plan(ch: Channel, parts: AllreduceParts) -> impl Persistent {
+    Plan::new(ch, parts, |call, (contribution, result, red)| {
+        reduce::allreduce(call, contribution, result, red)
+    })
+}
+
 unsafe fn allreduce_op(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -115,20 +143,37 @@ unsafe fn allreduce_op(
     comm: MPI_Comm,
 ) -> MpiResult<impl Persistent> {
     let ch = channel(comm)?;
-    let dt = datatype::lookup_committed(datatype)?;
-    let red = Reduction::new(op, datatype, dt.clone())?;
-    // SAFETY: MPI_Allreduce's contract: `sendbuf` (or MPI_IN_PLACE) and
-    // `recvbuf` hold `n` elements of `dt` until the collective completes.
-    let (contribution, result) = unsafe { in_out(sendbuf, recvbuf, n, n, &dt) }?;
-    Ok(Plan::new(
-        ch,
-        (contribution, result, red),
-        |call, (contribution, result, red)| reduce::allreduce(call, contribution, result, red),
-    ))
+    // SAFETY: MPI_Allreduce's contract, passed on by the caller.
+    let parts = unsafe { allreduce_parts(sendbuf, recvbuf, n, datatype, op) }?;
+    Ok(allreduce_plan(ch, parts))
+}
+
+/// `MPI_Allreduce`: on the communicator's node board when it has one (see
+/// `core::collective::node`), else with messages.
+pub unsafe fn allreduce(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: usize,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+) -> MpiResult {
+    let Some(board) = node::board(comm)? else {
+        // SAFETY: the MPI call's arguments, passed on unchanged.
+        return unsafe { allreduce_by_messages(sendbuf, recvbuf, count, datatype, op, comm) };
+    };
+    // SAFETY: the MPI call's arguments: the buffers hold `count` elements
+    // of `datatype` until this call returns, which ends the allreduce first.
+    let parts = unsafe { allreduce_parts(sendbuf, recvbuf, count, datatype, op) }?;
+    let (contribution, result, red) = &parts;
+    if node::allreduce(&board, contribution, result, red)? == Route::Done {
+        return Ok(());
+    }
+    executor::block(allreduce_plan(channel(comm)?, parts).once())
 }
 
 blocking_and_nonblocking!(
-    allreduce, iallreduce, allreduce_init(
+    allreduce_by_messages, iallreduce, allreduce_init(
         sendbuf: *const c_void, recvbuf: *mut c_void, count: usize, datatype: MPI_Datatype,
         op: MPI_Op, comm: MPI_Comm
     ) => inter(comm) allreduce_op(

@@ -6,12 +6,40 @@ use std::os::raw::{c_int, c_void};
 use super::args::*;
 use super::blocking_and_nonblocking;
 use crate::abi::count::{Counts, Displs};
-use crate::core::collective::plan::{Persistent, Plan};
-use crate::core::collective::{bcast, gather, scatter};
+use crate::core::collective::channel::Channel;
+use crate::core::collective::node::{self, Route};
+use crate::core::collective::plan::{Collective, Persistent, Plan};
+use crate::core::collective::{bcast, executor, gather, scatter};
 use crate::core::error::MpiResult;
+use crate::core::p2p::user_buffer::UserBuffer;
 use crate::mpi_abi::types::*;
 
 // ---- Bcast ----
+
+/// A broadcast's checked arguments: the channel, the buffer, the root.
+///
+/// # Safety
+/// MPI_Bcast's contract: `buffer` holds `n` elements of `datatype` until the
+/// broadcast completes.
+unsafe fn bcast_parts(
+    buffer: *mut c_void,
+    n: usize,
+    datatype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> MpiResult<(Channel, UserBuffer, usize)> {
+    let ch = channel(comm)?;
+    let root = root_of(root, ch.size())?;
+    // SAFETY: this function's contract.
+    let buf = unsafe { typed_buffer(buffer, n, "count", datatype, 1, "buffer") }?;
+    Ok((ch, buf, root))
+}
+
+fn bcast_plan(ch: Channel, buf: UserBuffer, root: usize) -> impl Persistent {
+    Plan::new(ch, (buf, root), |call, (buf, root)| {
+        bcast::bcast(call, buf, root)
+    })
+}
 
 unsafe fn bcast_op(
     buffer: *mut c_void,
@@ -20,18 +48,36 @@ unsafe fn bcast_op(
     root: c_int,
     comm: MPI_Comm,
 ) -> MpiResult<impl Persistent> {
-    let ch = channel(comm)?;
-    let root = root_of(root, ch.size())?;
-    // SAFETY: MPI_Bcast's contract: `buffer` holds `n` elements of `datatype`
-    // until the broadcast completes.
-    let buf = unsafe { typed_buffer(buffer, n, "count", datatype, 1, "buffer") }?;
-    Ok(Plan::new(ch, (buf, root), |call, (buf, root)| {
-        bcast::bcast(call, buf, root)
-    }))
+    // SAFETY: MPI_Bcast's contract, passed on by the caller.
+    let (ch, buf, root) = unsafe { bcast_parts(buffer, n, datatype, root, comm) }?;
+    Ok(bcast_plan(ch, buf, root))
+}
+
+/// `MPI_Bcast`: on the communicator's node board when it has one (see
+/// `core::collective::node`), else with messages.
+pub unsafe fn bcast(
+    buffer: *mut c_void,
+    count: usize,
+    datatype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> MpiResult {
+    let Some(board) = node::board(comm)? else {
+        // SAFETY: the MPI call's arguments, passed on unchanged.
+        return unsafe { bcast_by_messages(buffer, count, datatype, root, comm) };
+    };
+    let root = root_of(root, board.members())?;
+    // SAFETY: the MPI call's arguments: `buffer` holds `count` elements of
+    // `datatype` until this call returns, which ends the broadcast first.
+    let buf = unsafe { typed_buffer(buffer, count, "count", datatype, 1, "buffer") }?;
+    if node::bcast(&board, &buf, root)? == Route::Done {
+        return Ok(());
+    }
+    executor::block(bcast_plan(channel(comm)?, buf, root).once())
 }
 
 blocking_and_nonblocking!(
-    bcast, ibcast, bcast_init(
+    bcast_by_messages, ibcast, bcast_init(
         buffer: *mut c_void, count: usize, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm
     ) => inter(comm) bcast_op(
         buffer, count, datatype, root, comm

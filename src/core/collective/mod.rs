@@ -19,6 +19,7 @@ pub mod gather;
 pub mod inter;
 pub mod layout;
 pub mod neighbor;
+pub mod node;
 pub mod persistent;
 pub mod plan;
 pub mod reduce;

@@ -12,7 +12,7 @@ pub struct Category {
     pub categories: &'static [&'static str],
 }
 
-pub static CATEGORIES: [Category; 7] = [
+pub static CATEGORIES: [Category; 8] = [
     Category {
         name: "oxmpi_transport",
         desc: "how frames move between processes: the choice of transport, the TCP listener, waiting",
@@ -52,6 +52,13 @@ pub static CATEGORIES: [Category; 7] = [
             "oxmpi_unexpected_queue_highwater",
             "oxmpi_rendezvous_sends",
         ],
+        categories: &[],
+    },
+    Category {
+        name: "oxmpi_collectives",
+        desc: "collective operations: where the members of a node meet in shared memory",
+        cvars: &["OXMPI_NODE_COLLECTIVES"],
+        pvars: &["oxmpi_node_board_calls"],
         categories: &[],
     },
     Category {

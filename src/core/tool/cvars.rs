@@ -104,7 +104,7 @@ fn wrong_type() -> MpiError {
 
 const CONSTANT: i32 = MPI_T_SCOPE_CONSTANT;
 
-pub static CVARS: [Cvar; 21] = [
+pub static CVARS: [Cvar; 22] = [
     Cvar {
         name: "MPIR_CVAR_FINALIZE_ATEXIT",
         desc: "1: transports and the PMI connection outlive the last finalize, are reused by the next epoch and torn down at exit (MPICH's name; same as OXMPI_FINALIZE_ATEXIT)",
@@ -242,6 +242,16 @@ pub static CVARS: [Cvar; 21] = [
         enumeration: Some(enums::OWN_CORE),
         scope: CONSTANT,
         read: || auto_flag(config::get().own_core),
+        write: None,
+    },
+    Cvar {
+        name: "OXMPI_NODE_COLLECTIVES",
+        desc: "1 (default) or 0: blocking barriers, and broadcasts (up to 2 KiB) and allreduces (up to 4 KiB) on communicators whose members all live on one node, meet in shared memory instead of passing messages; must be the same at every process",
+        verbosity: MPI_T_VERBOSITY_TUNER_BASIC,
+        datatype: CvarType::Int,
+        enumeration: None,
+        scope: CONSTANT,
+        read: || flag(config::get().node_collectives),
         write: None,
     },
     Cvar {

@@ -63,6 +63,9 @@ impl Default for Gauge {
 pub static UNEXPECTED_MESSAGES: Gauge = Gauge::new();
 /// Sends that went as a rendezvous (a request-to-send first).
 pub static RENDEZVOUS_SENDS: AtomicU64 = AtomicU64::new(0);
+/// Blocking collective calls that met on a communicator's node board
+/// (see `core::collective::node`).
+pub static NODE_BOARD_CALLS: AtomicU64 = AtomicU64::new(0);
 /// Epochs this process started (see `core::epoch`).
 pub static EPOCHS_STARTED: AtomicU64 = AtomicU64::new(0);
 
@@ -87,7 +90,7 @@ pub struct Pvar {
     pub read: fn() -> u64,
 }
 
-pub static PVARS: [Pvar; 8] = [
+pub static PVARS: [Pvar; 9] = [
     Pvar {
         name: "oxmpi_shm_messages_sent",
         desc: "messages this process sent through shared memory (to processes of its node; messages to itself count nowhere)",
@@ -143,6 +146,14 @@ pub static PVARS: [Pvar; 8] = [
         verbosity: MPI_T_VERBOSITY_TUNER_BASIC,
         readonly: false,
         read: || RENDEZVOUS_SENDS.load(Ordering::Relaxed),
+    },
+    Pvar {
+        name: "oxmpi_node_board_calls",
+        desc: "blocking barriers, broadcasts and allreduces this process made on a communicator's board in shared memory (a broadcast or allreduce too large for the board then also passes messages)",
+        class: MPI_T_PVAR_CLASS_COUNTER,
+        verbosity: MPI_T_VERBOSITY_TUNER_BASIC,
+        readonly: false,
+        read: || NODE_BOARD_CALLS.load(Ordering::Relaxed),
     },
     Pvar {
         name: "oxmpi_epochs_started",

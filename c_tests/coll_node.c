@@ -1,0 +1,324 @@
+/* Blocking collectives on communicators whose members share a node meet
+ * on a board in shared memory (OXMPI_NODE_COLLECTIVES, default on): this
+ * checks what they must do there, with data checked against a serial
+ * computation:
+ * - a barrier lets nobody out before everyone is in (each rank stores its
+ *   round number in a shared window before the barrier and reads every
+ *   other's after it; one rank is late now and then);
+ * - broadcasts of many sizes around the board's limits (2 KiB) from
+ *   rotating roots, more calls than the board has slots, readers late now
+ *   and then so roots run ahead, a strided datatype at the root;
+ * - allreduces around the board's limit (4 KiB), MPI_IN_PLACE, and a
+ *   non-commutative user operation (2x2 matrix products) whose result must
+ *   be the rank-order product at every rank;
+ * - boards of several communicators at once (split, dup), made and freed
+ *   many times, and in sessions finalized and initialized again;
+ * - a member waiting on the board still moves point-to-point traffic (a
+ *   large blocking send that needs its receiver to progress while the
+ *   receiver is in the barrier);
+ * - the MPI_T counter oxmpi_node_board_calls counts these calls when every
+ *   rank is on one node and node collectives are on, and stays at zero
+ *   otherwise. */
+#include "mpitest.h"
+
+#include <stdint.h>
+
+static int rank, size;
+
+static void late(int round, int who) {
+    if (round % 97 == 0 && rank == who) usleep(2000);
+}
+
+static void check_barrier(void) {
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int nrank, nsize;
+    MPI_Comm_rank(node, &nrank);
+    MPI_Comm_size(node, &nsize);
+    int *mine, *base;
+    MPI_Win win;
+    MPI_Win_allocate_shared(sizeof(int), sizeof(int), MPI_INFO_NULL, node, &mine, &win);
+    MPI_Aint len;
+    int unit;
+    MPI_Win_shared_query(win, 0, &len, &unit, &base);
+    MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
+    __atomic_store_n(mine, -1, __ATOMIC_SEQ_CST);
+    MPI_Barrier(node);
+    int wrong = 0;
+    for (int round = 0; round < 2000; round++) {
+        late(round, round % nsize);
+        __atomic_store_n(mine, round, __ATOMIC_SEQ_CST);
+        MPI_Barrier(node);
+        for (int r = 0; r < nsize; r++) {
+            int seen = __atomic_load_n(&base[r], __ATOMIC_SEQ_CST);
+            if (seen < round) wrong++;
+        }
+        /* Nobody may store the next round's number before everyone read
+         * this one's. */
+        MPI_Barrier(node);
+    }
+    CHECK(wrong == 0, "%d times a rank left a barrier before another arrived", wrong);
+    MPI_Win_unlock_all(win);
+    MPI_Win_free(&win);
+    MPI_Comm_free(&node);
+}
+
+static unsigned char pattern(int i, int root, size_t k) { return (unsigned char)(i * 31 + root * 7 + k * 13 + 1); }
+
+static void check_bcast(MPI_Comm comm) {
+    int me, p;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &p);
+    static const int sizes[] = {0, 1, 8, 2047, 2048, 2049, 4096, 100000};
+    unsigned char *buf = malloc(100000);
+    int wrong = 0;
+    for (int i = 0; i < 400; i++) {
+        int n = sizes[i % 8], root = (i / 3) % p;
+        if (me == root)
+            for (int k = 0; k < n; k++) buf[k] = pattern(i, root, k);
+        else
+            memset(buf, 0, n);
+        late(i, (root + 1) % p);
+        MPI_Bcast(buf, n, MPI_BYTE, root, comm);
+        for (int k = 0; k < n; k++)
+            if (buf[k] != pattern(i, root, k)) {
+                wrong++;
+                break;
+            }
+    }
+    CHECK(wrong == 0, "%d broadcasts delivered wrong data", wrong);
+    /* A strided type at the root, contiguous ints elsewhere. */
+    MPI_Datatype every_other;
+    MPI_Type_vector(100, 1, 2, MPI_INT, &every_other);
+    MPI_Type_commit(&every_other);
+    int strided[200], plain[100];
+    for (int round = 0; round < 3; round++) {
+        int root = round % p;
+        if (me == root) {
+            for (int k = 0; k < 200; k++) strided[k] = k % 2 ? -1 : k / 2 * 3 + round;
+            MPI_Bcast(strided, 1, every_other, root, comm);
+        } else {
+            memset(plain, 0, sizeof plain);
+            MPI_Bcast(plain, 100, MPI_INT, root, comm);
+            for (int k = 0; k < 100; k++)
+                if (plain[k] != k * 3 + round) {
+                    wrong++;
+                    break;
+                }
+        }
+    }
+    CHECK(wrong == 0, "a strided broadcast delivered wrong data");
+    MPI_Type_free(&every_other);
+    free(buf);
+}
+
+typedef struct {
+    int64_t a, b, c, d;
+} mat;
+#define MOD 1000003
+
+static mat mul(mat x, mat y) {
+    mat z = {(x.a * y.a + x.b * y.c) % MOD, (x.a * y.b + x.b * y.d) % MOD, (x.c * y.a + x.d * y.c) % MOD,
+             (x.c * y.b + x.d * y.d) % MOD};
+    return z;
+}
+
+/* inout = in * inout, element by element (MPI's order: in comes first). */
+static void matmul(void *in, void *inout, int *len, MPI_Datatype *dt) {
+    (void)dt;
+    mat *x = in, *y = inout;
+    for (int i = 0; i < *len; i++) y[i] = mul(x[i], y[i]);
+}
+
+static mat mat_of(int r, int i) {
+    mat m = {r + 2, i % 5 + 1, r * 3 % 7, r + i % 3 + 1};
+    return m;
+}
+
+static void check_allreduce(MPI_Comm comm) {
+    int me, p;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &p);
+    static const int counts[] = {1, 2, 512, 513, 10000};
+    double *in = malloc(10000 * sizeof(double)), *out = malloc(10000 * sizeof(double));
+    int wrong = 0;
+    for (int i = 0; i < 300; i++) {
+        int n = counts[i % 5];
+        for (int k = 0; k < n; k++) in[k] = (double)(me + 1) * (k % 17 + i);
+        late(i, (i / 5) % p);
+        if (i % 2) {
+            memcpy(out, in, n * sizeof(double));
+            MPI_Allreduce(MPI_IN_PLACE, out, n, MPI_DOUBLE, MPI_SUM, comm);
+        } else {
+            MPI_Allreduce(in, out, n, MPI_DOUBLE, MPI_SUM, comm);
+        }
+        for (int k = 0; k < n; k++)
+            if (out[k] != (double)p * (p + 1) / 2 * (k % 17 + i)) {
+                wrong++;
+                break;
+            }
+    }
+    CHECK(wrong == 0, "%d allreduces gave a wrong sum", wrong);
+    int imax, got;
+    imax = me * 7 % 5;
+    MPI_Allreduce(&imax, &got, 1, MPI_INT, MPI_MAX, comm);
+    int want = 0;
+    for (int r = 0; r < p; r++) want = r * 7 % 5 > want ? r * 7 % 5 : want;
+    CHECK(got == want, "MPI_MAX gave %d, expected %d", got, want);
+    /* A non-commutative operation: the product in rank order. */
+    MPI_Datatype mat_type;
+    MPI_Type_contiguous(4, MPI_INT64_T, &mat_type);
+    MPI_Type_commit(&mat_type);
+    MPI_Op op;
+    MPI_Op_create(matmul, 0, &op);
+    for (int i = 0; i < 50; i++) {
+        mat mine[3], res[3];
+        for (int j = 0; j < 3; j++) mine[j] = mat_of(me, i + j);
+        MPI_Allreduce(mine, res, 3, mat_type, op, comm);
+        for (int j = 0; j < 3; j++) {
+            mat serial = mat_of(0, i + j);
+            for (int r = 1; r < p; r++) serial = mul(serial, mat_of(r, i + j));
+            if (memcmp(&serial, &res[j], sizeof serial)) wrong++;
+        }
+    }
+    CHECK(wrong == 0, "a non-commutative allreduce was not the rank-order product");
+    MPI_Op_free(&op);
+    MPI_Type_free(&mat_type);
+    free(in);
+    free(out);
+}
+
+/* Even ranks receive 1 MiB from their odd partner with MPI_Irecv, then
+ * enter a barrier; odd ranks send it with a blocking MPI_Send first: the
+ * send completes only if the receiver moves it along while it waits. */
+static void check_progress_in_barrier(void) {
+    int peer = mt_pair_peer(rank, size);
+    size_t n = 1 << 20;
+    char *buf = malloc(n);
+    MPI_Request r = MPI_REQUEST_NULL;
+    if (peer != MPI_PROC_NULL && rank % 2 == 0) {
+        memset(buf, 0, n);
+        MPI_Irecv(buf, (int)n, MPI_CHAR, peer, 5, MPI_COMM_WORLD, &r);
+    } else if (peer != MPI_PROC_NULL) {
+        memset(buf, 'x', n);
+        MPI_Send(buf, (int)n, MPI_CHAR, peer, 5, MPI_COMM_WORLD);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    if (peer != MPI_PROC_NULL && rank % 2 == 0)
+        CHECK(buf[0] == 'x' && buf[n - 1] == 'x', "the message sent during the barrier arrived wrong");
+    /* A nonblocking broadcast in flight across blocking collectives. */
+    int value = rank == 0 ? 4242 : 0, sum = 0, one = 1;
+    MPI_Ibcast(&value, 1, MPI_INT, 0, MPI_COMM_WORLD, &r);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    CHECK(value == 4242 && sum == size, "ibcast %d, allreduce %d", value, sum);
+    free(buf);
+}
+
+static void check_many_communicators(void) {
+    int wrong = 0;
+    for (int i = 0; i < 30; i++) {
+        MPI_Comm half, dup;
+        MPI_Comm_split(MPI_COMM_WORLD, rank % 2, -rank, &half);
+        MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+        int hsize, hrank, x = rank, y = 0, z = 0;
+        MPI_Comm_size(half, &hsize);
+        MPI_Comm_rank(half, &hrank);
+        /* Interleaved on the two communicators. */
+        MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, half);
+        MPI_Barrier(dup);
+        MPI_Allreduce(&x, &z, 1, MPI_INT, MPI_SUM, dup);
+        int want_half = 0;
+        for (int r = rank % 2; r < size; r += 2) want_half += r;
+        if (y != want_half || z != size * (size - 1) / 2) wrong++;
+        int root_value = hrank == 0 ? rank : -1;
+        MPI_Bcast(&root_value, 1, MPI_INT, 0, half);
+        /* Rank 0 of `half` is its highest world rank (keys -rank). */
+        int top = rank % 2 == 0 ? (size - 1) / 2 * 2 : (size % 2 ? size - 2 : size - 1);
+        if (root_value != top) wrong++;
+        MPI_Comm_free(&half);
+        MPI_Comm_free(&dup);
+    }
+    CHECK(wrong == 0, "%d wrong results on split and duplicated communicators", wrong);
+}
+
+static void check_sessions(void) {
+    int wrong = 0;
+    for (int cycle = 0; cycle < 3; cycle++) {
+        MPI_Session s;
+        MPI_Group g;
+        MPI_Comm c;
+        MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s);
+        MPI_Group_from_session_pset(s, "mpi://WORLD", &g);
+        MPI_Comm_create_from_group(g, "oxmpi.test.coll_node", MPI_INFO_NULL, MPI_ERRORS_RETURN, &c);
+        int x = cycle + rank, sum = 0, b = rank == 0 ? 77 + cycle : 0;
+        MPI_Barrier(c);
+        MPI_Allreduce(&x, &sum, 1, MPI_INT, MPI_SUM, c);
+        MPI_Bcast(&b, 1, MPI_INT, 0, c);
+        if (sum != cycle * size + size * (size - 1) / 2 || b != 77 + cycle) wrong++;
+        MPI_Comm_free(&c);
+        MPI_Group_free(&g);
+        MPI_Session_finalize(&s);
+    }
+    CHECK(wrong == 0, "%d wrong results in sessions", wrong);
+}
+
+static MPI_T_pvar_session pv_session;
+static MPI_T_pvar_handle pv_handle;
+
+static unsigned long long board_calls(void) {
+    unsigned long long v = 0;
+    MPI_T_pvar_read(pv_session, pv_handle, &v);
+    return v;
+}
+
+int main(int argc, char **argv) {
+    mt_init(&argc, &argv, &rank, &size);
+    int provided, idx, count;
+    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    CHECK(MPI_T_pvar_get_index("oxmpi_node_board_calls", MPI_T_PVAR_CLASS_COUNTER, &idx) == MPI_SUCCESS,
+          "no oxmpi_node_board_calls");
+    MPI_T_pvar_session_create(&pv_session);
+    MPI_T_pvar_handle_alloc(pv_session, idx, NULL, &pv_handle, &count);
+
+    /* Whether world's collectives should meet on a board. */
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int nsize;
+    MPI_Comm_size(node, &nsize);
+    MPI_Comm_free(&node);
+    const char *knob = getenv("OXMPI_NODE_COLLECTIVES");
+    const char *transport = getenv("OXMPI_TRANSPORT");
+    int enabled = !(knob && strcmp(knob, "0") == 0) && !(transport && strcmp(transport, "tcp") == 0);
+    int on_board = enabled && size > 1 && nsize == size;
+
+    unsigned long long before = board_calls();
+    int one = 1, sum = 0;
+    for (int i = 0; i < 10; i++) MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Bcast(&one, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    unsigned long long counted = board_calls() - before;
+    CHECK(sum == size, "allreduce gave %d", sum);
+    if (on_board)
+        CHECK(counted == 12, "12 calls on the board, counted %llu", counted);
+    else
+        CHECK(counted == 0, "no board expected, counted %llu", counted);
+
+    check_barrier();
+    check_bcast(MPI_COMM_WORLD);
+    check_allreduce(MPI_COMM_WORLD);
+    check_progress_in_barrier();
+    check_many_communicators();
+    check_sessions();
+
+    MPI_T_pvar_handle_free(pv_session, &pv_handle);
+    MPI_T_pvar_session_free(&pv_session);
+    MPI_T_finalize();
+    int errors = mt_errors;
+    MPI_Allreduce(MPI_IN_PLACE, &errors, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    mt_report(rank, errors);
+    MPI_Finalize();
+    return errors != 0;
+}
