@@ -248,18 +248,14 @@ static void check_sessions(void) {
     int wrong = 0;
     for (int cycle = 0; cycle < 3; cycle++) {
         MPI_Session s;
-        MPI_Group g;
         MPI_Comm c;
-        MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s);
-        MPI_Group_from_session_pset(s, "mpi://WORLD", &g);
-        MPI_Comm_create_from_group(g, "oxmpi.test.coll_node", MPI_INFO_NULL, MPI_ERRORS_RETURN, &c);
+        mt_session_world(&s, "oxmpi.test.coll_node", &c);
         int x = cycle + rank, sum = 0, b = rank == 0 ? 77 + cycle : 0;
         MPI_Barrier(c);
         MPI_Allreduce(&x, &sum, 1, MPI_INT, MPI_SUM, c);
         MPI_Bcast(&b, 1, MPI_INT, 0, c);
         if (sum != cycle * size + size * (size - 1) / 2 || b != 77 + cycle) wrong++;
         MPI_Comm_free(&c);
-        MPI_Group_free(&g);
         MPI_Session_finalize(&s);
     }
     CHECK(wrong == 0, "%d wrong results in sessions", wrong);

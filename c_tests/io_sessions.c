@@ -79,12 +79,8 @@ int main(void) {
     /* A new epoch to gather the results; rank 0 cleans up once the
      * others are done looking. */
     MPI_Session s;
-    MPI_Group g;
     MPI_Comm comm;
-    MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s);
-    MPI_Group_from_session_pset(s, "mpi://WORLD", &g);
-    MPI_Comm_create_from_group(g, "io-sessions-end", MPI_INFO_NULL, MPI_ERRORS_RETURN, &comm);
-    MPI_Group_free(&g);
+    mt_session_world(&s, "io-sessions-end", &comm);
     MPI_Barrier(comm); /* every process has ended the last epoch */
     /* What is left: the files left open (written, closed at the epochs'
      * ends), no sidecar. Every process looks (it may run alone). */

@@ -96,6 +96,16 @@ static inline void mt_temp_name(char *out, size_t n, const char *stem) {
     snprintf(out, n, "%s/oxmpi-%s-%d", tmp && *tmp ? tmp : "/tmp", stem, pid);
 }
 
+/* Opens a session (errors returned) and a communicator of its
+ * mpi://WORLD named by `tag` (collective over every process). */
+static inline void mt_session_world(MPI_Session *s, const char *tag, MPI_Comm *comm) {
+    MPI_Group g;
+    MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, s);
+    MPI_Group_from_session_pset(*s, "mpi://WORLD", &g);
+    MPI_Comm_create_from_group(g, tag, MPI_INFO_NULL, MPI_ERRORS_RETURN, comm);
+    MPI_Group_free(&g);
+}
+
 /* Ends a test that cannot run in this setting (too few processes, say):
  * rank 0 says why, and every process exits 77, which c_tests/run.sh
  * counts as skipped. A skipped test never prints "No Errors". */

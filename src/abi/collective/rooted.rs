@@ -16,23 +16,22 @@ use crate::mpi_abi::types::*;
 
 // ---- Bcast ----
 
-/// A broadcast's checked arguments: the channel, the buffer, the root.
+/// A broadcast's checked root (among `p` members) and buffer.
 ///
 /// # Safety
 /// MPI_Bcast's contract: `buffer` holds `n` elements of `datatype` until the
 /// broadcast completes.
-unsafe fn bcast_parts(
+unsafe fn bcast_args(
     buffer: *mut c_void,
     n: usize,
     datatype: MPI_Datatype,
     root: c_int,
-    comm: MPI_Comm,
-) -> MpiResult<(Channel, UserBuffer, usize)> {
-    let ch = channel(comm)?;
-    let root = root_of(root, ch.size())?;
+    p: usize,
+) -> MpiResult<(UserBuffer, usize)> {
+    let root = root_of(root, p)?;
     // SAFETY: this function's contract.
     let buf = unsafe { typed_buffer(buffer, n, "count", datatype, 1, "buffer") }?;
-    Ok((ch, buf, root))
+    Ok((buf, root))
 }
 
 fn bcast_plan(ch: Channel, buf: UserBuffer, root: usize) -> impl Persistent {
@@ -48,8 +47,9 @@ unsafe fn bcast_op(
     root: c_int,
     comm: MPI_Comm,
 ) -> MpiResult<impl Persistent> {
+    let ch = channel(comm)?;
     // SAFETY: MPI_Bcast's contract, passed on by the caller.
-    let (ch, buf, root) = unsafe { bcast_parts(buffer, n, datatype, root, comm) }?;
+    let (buf, root) = unsafe { bcast_args(buffer, n, datatype, root, ch.size()) }?;
     Ok(bcast_plan(ch, buf, root))
 }
 
@@ -66,10 +66,9 @@ pub unsafe fn bcast(
         // SAFETY: the MPI call's arguments, passed on unchanged.
         return unsafe { bcast_by_messages(buffer, count, datatype, root, comm) };
     };
-    let root = root_of(root, board.members())?;
     // SAFETY: the MPI call's arguments: `buffer` holds `count` elements of
     // `datatype` until this call returns, which ends the broadcast first.
-    let buf = unsafe { typed_buffer(buffer, count, "count", datatype, 1, "buffer") }?;
+    let (buf, root) = unsafe { bcast_args(buffer, count, datatype, root, board.members()) }?;
     if node::bcast(&board, &buf, root)? == Route::Done {
         return Ok(());
     }
