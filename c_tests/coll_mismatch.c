@@ -59,13 +59,37 @@ int main(int argc, char **argv) {
               MPI_Reduce(buf, out, rank == 1 ? big : n, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD), 0);
         judge("MPI_Allreduce, rank 1 sends more",
               MPI_Allreduce(buf, out, rank == 1 ? big : n, MPI_INT, MPI_SUM, MPI_COMM_WORLD), 0);
+        /* All-to-alls (on a node board's stage when the blocks agree). */
+        int *a2a_send = calloc((size_t)big * size, sizeof(int)), *a2a_recv = calloc((size_t)big * size, sizeof(int));
+        judge("MPI_Alltoall, rank 1 expects less",
+              MPI_Alltoall(a2a_send, n, MPI_INT, a2a_recv, rank == 1 ? n / 2 : n, MPI_INT, MPI_COMM_WORLD),
+              rank == 1);
+        judge("MPI_Alltoall, rank 1 sends more",
+              MPI_Alltoall(a2a_send, rank == 1 ? big : n, MPI_INT, a2a_recv, n, MPI_INT, MPI_COMM_WORLD), 0);
+        /* Rank 1 sends itself more than it receives from itself; the
+         * others must still get its blocks. */
+        int *counts = malloc(size * sizeof(int)), *rcounts = malloc(size * sizeof(int)),
+            *displs = malloc(size * sizeof(int));
+        for (int r = 0; r < size; r++) {
+            counts[r] = rcounts[r] = n;
+            displs[r] = r * big;
+        }
+        if (rank == 1) counts[1] = big;
+        judge("MPI_Alltoallv, rank 1 sends itself more",
+              MPI_Alltoallv(a2a_send, counts, displs, MPI_INT, a2a_recv, rcounts, displs, MPI_INT, MPI_COMM_WORLD),
+              rank == 1);
+        free(counts);
+        free(rcounts);
+        free(displs);
+        free(a2a_send);
+        free(a2a_recv);
     }
     int errors = mt_errors;
     MPI_Allreduce(MPI_IN_PLACE, &errors, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) {
         char tried[200];
         snprintf(tried, sizeof tried,
-                 "collectives whose %d members disagree on counts or types (bcast, gather, reduce, allreduce; "
+                 "collectives whose %d members disagree on counts or types (bcast, gather, reduce, allreduce, alltoall(v); "
                  "short and long)",
                  size);
         mt_reliability_row("bad input", tried, "-",

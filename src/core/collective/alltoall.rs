@@ -21,11 +21,26 @@ const BRUCK_MAX_BLOCK: usize = 256;
 const WINDOW: usize = 32;
 
 /// `send` is `None` for `MPI_IN_PLACE` (the data is in `recv`); both hold
-/// `p` blocks.
+/// `p` blocks. A member whose send blocks differ in size from its receive
+/// blocks (an erroneous program: it sends one of them to itself) takes
+/// part with its send blocks cut or padded to the receive size, so that
+/// nobody waits for what it would not send, and returns
+/// `MPI_ERR_TRUNCATE`.
 pub async fn alltoall(call: Call, send: Option<UserBuffer>, recv: UserBuffer) -> MpiResult {
     let p = call.size();
     let n = recv.len() / p;
-    let outgoing = pack(send.as_ref().unwrap_or(&recv));
+    let source = send.as_ref().unwrap_or(&recv);
+    let sent = source.len() / p;
+    let outgoing = if sent == n {
+        pack(source)
+    } else {
+        let mut out = Buffer::scratch(p * n);
+        for (i, block) in out.chunks_mut(n.max(1)).enumerate() {
+            let fits = sent.min(block.len());
+            source.pack(i * sent, &mut block[..fits]);
+        }
+        out
+    };
     let blocks = Blocks::equal(p, n);
     let mut incoming = Buffer::scratch(p * n);
     if n <= BRUCK_MAX_BLOCK && p >= 4 {
@@ -34,6 +49,14 @@ pub async fn alltoall(call: Call, send: Option<UserBuffer>, recv: UserBuffer) ->
         posted(&call, &outgoing, &blocks, &mut incoming, &blocks).await?;
     }
     recv.unpack(0, &incoming);
+    if sent != n {
+        return Err(MpiError::new(
+            MPI_ERR_TRUNCATE,
+            format!(
+                "MPI_Alltoall: this member sends blocks of {sent} bytes but receives blocks of {n}"
+            ),
+        ));
+    }
     Ok(())
 }
 
@@ -69,13 +92,12 @@ async fn posted(
 ) -> MpiResult {
     let (p, me) = (call.size(), call.rank());
     let own = &outgoing[out_blocks.range(me)];
-    if own.len() > in_blocks.size(me) {
-        return Err(MpiError::new(
-            MPI_ERR_TRUNCATE,
-            "this member's block to itself is larger than its receive block",
-        ));
-    }
-    incoming[in_blocks.range(me).start..][..own.len()].copy_from_slice(own);
+    // A block to itself larger than its receive block (erroneous): what
+    // fits is kept and the exchange with the others goes on (they wait
+    // for this member's blocks), then the error is returned.
+    let too_large = own.len() > in_blocks.size(me);
+    let fits = own.len().min(in_blocks.size(me));
+    incoming[in_blocks.range(me).start..][..fits].copy_from_slice(&own[..fits]);
     let mut first = 1;
     while first < p {
         let last = (first + WINDOW).min(p);
@@ -91,6 +113,12 @@ async fn posted(
         }
         call.complete(ops).await?;
         first = last;
+    }
+    if too_large {
+        return Err(MpiError::new(
+            MPI_ERR_TRUNCATE,
+            "this member's block to itself is larger than its receive block",
+        ));
     }
     Ok(())
 }
