@@ -9,12 +9,14 @@
 //! - [`lock_word`]: a lock in shared memory, across processes (one-sided
 //!   accumulates on a node's windows);
 //! - [`node_board`]: where a communicator's members on one node meet for
-//!   small blocking collectives.
+//!   small blocking collectives;
+//! - [`node_stage`]: where they put the data of their larger ones.
 
 pub mod doorbell;
 pub mod inbox;
 pub mod lock_word;
 pub mod node_board;
+pub mod node_stage;
 pub mod ring;
 pub mod segment;
 pub mod single_copy;
