@@ -11,6 +11,12 @@
  * - allreduces around the board's limit (4 KiB), MPI_IN_PLACE, and a
  *   non-commutative user operation (2x2 matrix products) whose result must
  *   be the rank-order product at every rank;
+ * - the stage beside the board (larger data): broadcasts around and across
+ *   its 2 MiB banks, contiguous and strided; allreduces of many pieces
+ *   (sums of doubles, the matrix product, MPI_MAXLOC on 12-byte
+ *   elements, a strided result type); all-to-alls of blocks up to the
+ *   largest that fits a bank and one byte more (messages), in place and
+ *   with a strided receive type;
  * - boards of several communicators at once (split, dup), made and freed
  *   many times, and in sessions finalized and initialized again;
  * - a member waiting on the board still moves point-to-point traffic (a
@@ -110,6 +116,50 @@ static void check_bcast(MPI_Comm comm) {
     CHECK(wrong == 0, "a strided broadcast delivered wrong data");
     MPI_Type_free(&every_other);
     free(buf);
+
+    /* Around and across the stage's banks (2 MiB), from rotating roots. */
+    const size_t bank = 2 << 20;
+    const size_t large[] = {bank - 1, bank, bank + 1, 2 * bank + 100001};
+    unsigned char *big = malloc(large[3]);
+    for (int i = 0; i < 8; i++) {
+        size_t n = large[i % 4];
+        int root = (i + 1) % p;
+        if (me == root)
+            for (size_t k = 0; k < n; k++) big[k] = pattern(i, root, k);
+        else
+            memset(big, 0, n);
+        late(i * 97, (root + 1) % p);
+        MPI_Bcast(big, (int)n, MPI_BYTE, root, comm);
+        for (size_t k = 0; k < n; k++)
+            if (big[k] != pattern(i, root, k)) {
+                wrong++;
+                break;
+            }
+    }
+    CHECK(wrong == 0, "%d broadcasts through the stage delivered wrong data", wrong);
+    /* A strided type at the root across two pieces: 700000 ints, every
+     * other one of 1400000. */
+    int count = 700000;
+    MPI_Type_vector(count, 1, 2, MPI_INT, &every_other);
+    MPI_Type_commit(&every_other);
+    int *ints = malloc(2 * (size_t)count * sizeof(int));
+    int root = p - 1;
+    if (me == root) {
+        for (int k = 0; k < 2 * count; k++) ints[k] = k % 2 ? -1 : k / 2 * 5 + 1;
+        MPI_Bcast(ints, 1, every_other, root, comm);
+    } else {
+        memset(ints, 0, (size_t)count * sizeof(int));
+        MPI_Bcast(ints, count, MPI_INT, root, comm);
+        for (int k = 0; k < count; k++)
+            if (ints[k] != k * 5 + 1) {
+                wrong++;
+                break;
+            }
+    }
+    CHECK(wrong == 0, "a strided broadcast through the stage delivered wrong data");
+    MPI_Type_free(&every_other);
+    free(ints);
+    free(big);
 }
 
 typedef struct {
@@ -182,10 +232,151 @@ static void check_allreduce(MPI_Comm comm) {
         }
     }
     CHECK(wrong == 0, "a non-commutative allreduce was not the rank-order product");
+
+    /* Through the stage: many pieces; a count that ends mid-piece. */
+    static const int large[] = {600, 65536, 262147, 700001};
+    double *lin = malloc(700001 * sizeof(double)), *lout = malloc(700001 * sizeof(double));
+    for (int i = 0; i < 8; i++) {
+        int n = large[i % 4];
+        for (int k = 0; k < n; k++) lin[k] = (double)(me + 1) * (k % 29 + i);
+        late(i * 97, i % p);
+        if (i % 2) {
+            memcpy(lout, lin, n * sizeof(double));
+            MPI_Allreduce(MPI_IN_PLACE, lout, n, MPI_DOUBLE, MPI_SUM, comm);
+        } else {
+            MPI_Allreduce(lin, lout, n, MPI_DOUBLE, MPI_SUM, comm);
+        }
+        for (int k = 0; k < n; k++)
+            if (lout[k] != (double)p * (p + 1) / 2 * (k % 29 + i)) {
+                wrong++;
+                break;
+            }
+    }
+    CHECK(wrong == 0, "%d allreduces through the stage gave a wrong sum", wrong);
+    /* The rank-order product of 20000 matrices (32-byte elements): pieces
+     * whose elements do not split evenly among the members. */
+    int nm = 20000;
+    mat *mine = malloc(nm * sizeof(mat)), *res = malloc(nm * sizeof(mat));
+    for (int j = 0; j < nm; j++) mine[j] = mat_of(me, j);
+    MPI_Allreduce(mine, res, nm, mat_type, op, comm);
+    for (int j = 0; j < nm; j++) {
+        mat serial = mat_of(0, j);
+        for (int r = 1; r < p; r++) serial = mul(serial, mat_of(r, j));
+        if (memcmp(&serial, &res[j], sizeof serial)) {
+            wrong++;
+            break;
+        }
+    }
+    CHECK(wrong == 0, "a non-commutative allreduce through the stage was not the rank-order product");
+    free(mine);
+    free(res);
+    /* MPI_MAXLOC on MPI_DOUBLE_INT (12 bytes packed). */
+    struct {
+        double v;
+        int at;
+    } *dl = malloc(50000 * sizeof *dl), *dlr = malloc(50000 * sizeof *dlr);
+    for (int k = 0; k < 50000; k++) {
+        dl[k].v = (double)((me * 7 + k) % p);
+        dl[k].at = me;
+    }
+    MPI_Allreduce(dl, dlr, 50000, MPI_DOUBLE_INT, MPI_MAXLOC, comm);
+    for (int k = 0; k < 50000; k++) {
+        /* The largest value is p - 1, first held by the lowest rank r with
+         * (r * 7 + k) % p == p - 1. */
+        int at = -1;
+        for (int r = 0; r < p && at < 0; r++)
+            if ((r * 7 + k) % p == p - 1) at = r;
+        if (at >= 0 && (dlr[k].v != p - 1 || dlr[k].at != at)) {
+            wrong++;
+            break;
+        }
+    }
+    CHECK(wrong == 0, "MPI_MAXLOC through the stage gave a wrong location");
+    free(dl);
+    free(dlr);
+    /* A strided result type: every other double of 2 * 40000. */
+    MPI_Datatype strided;
+    MPI_Type_vector(40000, 1, 2, MPI_DOUBLE, &strided);
+    MPI_Type_commit(&strided);
+    double *sres = malloc(80000 * sizeof(double));
+    for (int k = 0; k < 80000; k++) sres[k] = k % 2 ? -7.0 : (double)(me + k / 2);
+    MPI_Allreduce(MPI_IN_PLACE, sres, 1, strided, MPI_SUM, comm);
+    for (int k = 0; k < 80000; k++) {
+        double want = k % 2 ? -7.0 : (double)p * (k / 2) + (double)p * (p - 1) / 2;
+        if (sres[k] != want) {
+            wrong++;
+            break;
+        }
+    }
+    CHECK(wrong == 0, "an allreduce into a strided type through the stage was wrong");
+    MPI_Type_free(&strided);
+    free(sres);
+    free(lin);
+    free(lout);
     MPI_Op_free(&op);
     MPI_Type_free(&mat_type);
     free(in);
     free(out);
+}
+
+static unsigned char cell(int from, int to, size_t k) { return (unsigned char)(from * 11 + to * 5 + k * 3 + 2); }
+
+static void check_alltoall(MPI_Comm comm) {
+    int me, p;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &p);
+    /* 1 byte, 1 KiB, the largest block whose p * p fit a bank, one more. */
+    size_t fit = (2 << 20) / ((size_t)p * p);
+    size_t blocks[] = {1, 1024, fit, fit + 1};
+    unsigned char *send = malloc((fit + 1) * p), *recv = malloc((fit + 1) * p);
+    int wrong = 0;
+    for (int i = 0; i < 16; i++) {
+        size_t b = blocks[i % 4];
+        int in_place = i % 8 >= 4;
+        unsigned char *source = in_place ? recv : send;
+        for (int to = 0; to < p; to++)
+            for (size_t k = 0; k < b; k++) source[to * b + k] = cell(me, to, k + i);
+        if (!in_place) memset(recv, 0, b * p);
+        late(i * 97, i % p);
+        if (in_place)
+            MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, (int)b, MPI_BYTE, comm);
+        else
+            MPI_Alltoall(send, (int)b, MPI_BYTE, recv, (int)b, MPI_BYTE, comm);
+        for (int from = 0; from < p; from++)
+            for (size_t k = 0; k < b; k++)
+                if (recv[from * b + k] != cell(from, me, k + i)) {
+                    wrong++;
+                    from = p;
+                    break;
+                }
+    }
+    CHECK(wrong == 0, "%d all-to-alls delivered wrong blocks", wrong);
+    /* Blocks of 100 ints sent contiguous, received every other int. */
+    MPI_Datatype every_other, resized;
+    MPI_Type_vector(100, 1, 2, MPI_INT, &every_other);
+    MPI_Type_create_resized(every_other, 0, 200 * sizeof(int), &resized);
+    MPI_Type_commit(&resized);
+    int *isend = malloc(100 * sizeof(int) * p), *irecv = malloc(200 * sizeof(int) * p);
+    for (int to = 0; to < p; to++)
+        for (int k = 0; k < 100; k++) isend[to * 100 + k] = me * 1000 + to * 100 + k;
+    for (int k = 0; k < 200 * p; k++) irecv[k] = -1;
+    MPI_Alltoall(isend, 100, MPI_INT, irecv, 1, resized, comm);
+    for (int from = 0; from < p; from++)
+        for (int k = 0; k < 200; k++) {
+            int want = k % 2 ? -1 : from * 1000 + me * 100 + k / 2;
+            if (irecv[from * 200 + k] != want) {
+                wrong++;
+                from = p;
+                break;
+            }
+        }
+    CHECK(wrong == 0, "an all-to-all into a strided type delivered wrong data");
+    MPI_Type_free(&resized);
+    MPI_Type_free(&every_other);
+    free(isend);
+    free(irecv);
+    free(send);
+    free(recv);
 }
 
 /* Even ranks receive 1 MiB from their odd partner with MPI_Irecv, then
@@ -305,6 +496,7 @@ int main(int argc, char **argv) {
     check_barrier();
     check_bcast(MPI_COMM_WORLD);
     check_allreduce(MPI_COMM_WORLD);
+    check_alltoall(MPI_COMM_WORLD);
     check_progress_in_barrier();
     check_many_communicators();
     check_sessions();

@@ -7,9 +7,12 @@ use std::os::raw::c_void;
 use super::args::*;
 use super::blocking_and_nonblocking;
 use crate::abi::count::{Counts, Displs};
+use crate::core::collective::channel::Channel;
+use crate::core::collective::node::{self, Route};
 use crate::core::collective::plan::{Collective, Persistent, Plan};
-use crate::core::collective::{alltoall, barrier as barrier_algorithm, gather};
+use crate::core::collective::{alltoall, barrier as barrier_algorithm, executor, gather};
 use crate::core::error::MpiResult;
+use crate::core::p2p::user_buffer::UserBuffer;
 use crate::mpi_abi::types::*;
 
 // ---- Barrier ----
@@ -21,10 +24,10 @@ pub unsafe fn barrier(comm: MPI_Comm) -> MpiResult {
     }
     // On the communicator's node board when it has one (see
     // `core::collective::node`), else with messages.
-    if let Some(board) = crate::core::collective::node::board(comm)? {
-        return crate::core::collective::node::barrier(&board);
+    if let Some(board) = node::board(comm)? {
+        return node::barrier(&board);
     }
-    let ch = crate::core::collective::channel::Channel::lookup(comm)?;
+    let ch = Channel::lookup(comm)?;
     crate::core::collective::algorithms::barrier(&ch)
 }
 
@@ -148,6 +151,30 @@ blocking_and_nonblocking!(
 
 // ---- Alltoall, Alltoallv, Alltoallw ----
 
+/// An alltoall's checked buffers: the send blocks (`None` for
+/// `MPI_IN_PLACE`) and the receive blocks.
+///
+/// # Safety
+/// MPI_Alltoall's contract: unless it is MPI_IN_PLACE, `sendbuf` holds `p`
+/// blocks of `sendcount` elements of `sendtype`, and `recvbuf` `p` blocks
+/// of `recvcount` elements of `recvtype`, until the alltoall completes.
+unsafe fn alltoall_buffers(
+    sendbuf: *const c_void,
+    sendcount: i64,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: usize,
+    recvtype: MPI_Datatype,
+    p: usize,
+) -> MpiResult<(Option<UserBuffer>, UserBuffer)> {
+    // SAFETY: this function's contract.
+    let send = unsafe { optional_send(sendbuf, sendcount, sendtype, p) }?;
+    // SAFETY: this function's contract.
+    let recv = unsafe { typed_buffer(recvbuf, recvcount, "recvcount", recvtype, p, "recvbuf") }?;
+    check_not_aliased(sendbuf, recvbuf, send.as_ref())?;
+    Ok((send, recv))
+}
+
 unsafe fn alltoall_op(
     sendbuf: *const c_void,
     sendcount: i64,
@@ -158,22 +185,68 @@ unsafe fn alltoall_op(
     comm: MPI_Comm,
 ) -> MpiResult<impl Persistent> {
     let ch = channel(comm)?;
-    let p = ch.size();
-    // SAFETY: unless it is MPI_IN_PLACE, `sendbuf` holds `p` blocks of
-    // `sendcount` elements of `sendtype` until the alltoall completes (MPI's
-    // contract).
-    let send = unsafe { optional_send(sendbuf, sendcount, sendtype, p) }?;
-    // SAFETY: `recvbuf` holds `p` blocks of `recvcount` elements of `recvtype`
-    // until the alltoall completes (MPI's contract).
-    let recv = unsafe { typed_buffer(recvbuf, recvcount, "recvcount", recvtype, p, "recvbuf") }?;
-    check_not_aliased(sendbuf, recvbuf, send.as_ref())?;
-    Ok(Plan::new(ch, (send, recv), |call, (send, recv)| {
+    // SAFETY: MPI_Alltoall's contract, passed on by the caller.
+    let (send, recv) = unsafe {
+        alltoall_buffers(
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvbuf,
+            recvcount,
+            recvtype,
+            ch.size(),
+        )
+    }?;
+    Ok(alltoall_plan(ch, send, recv))
+}
+
+fn alltoall_plan(ch: Channel, send: Option<UserBuffer>, recv: UserBuffer) -> impl Persistent {
+    Plan::new(ch, (send, recv), |call, (send, recv)| {
         alltoall::alltoall(call, send, recv)
-    }))
+    })
+}
+
+/// `MPI_Alltoall`: on the communicator's node board and stage when it has
+/// them and the blocks fit (see `core::collective::node`), else with
+/// messages.
+pub unsafe fn alltoall(
+    sendbuf: *const c_void,
+    sendcount: i64,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: usize,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> MpiResult {
+    let Some(board) = node::board(comm)? else {
+        // SAFETY: the MPI call's arguments, passed on unchanged.
+        return unsafe {
+            alltoall_by_messages(
+                sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+            )
+        };
+    };
+    // SAFETY: the MPI call's arguments: the buffers hold their blocks until
+    // this call returns, which ends the alltoall first.
+    let (send, recv) = unsafe {
+        alltoall_buffers(
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvbuf,
+            recvcount,
+            recvtype,
+            board.members(),
+        )
+    }?;
+    if node::alltoall(&board, send.as_ref(), &recv)? == Route::Done {
+        return Ok(());
+    }
+    executor::block(alltoall_plan(channel(comm)?, send, recv).once())
 }
 
 blocking_and_nonblocking!(
-    alltoall, ialltoall, alltoall_init(
+    alltoall_by_messages, ialltoall, alltoall_init(
         sendbuf: *const c_void, sendcount: i64, sendtype: MPI_Datatype,
         recvbuf: *mut c_void, recvcount: usize, recvtype: MPI_Datatype, comm: MPI_Comm
     ) => inter(comm) alltoall_op(

@@ -1,7 +1,9 @@
-//! Node collectives: blocking `MPI_Barrier`, `MPI_Bcast` and
-//! `MPI_Allreduce` on an intracommunicator whose members all live on this
-//! node meet on a board in shared memory
-//! ([`NodeBoard`](crate::transport::shm::node_board)) instead of passing
+//! Node collectives: blocking `MPI_Barrier`, `MPI_Bcast`, `MPI_Allreduce`
+//! and `MPI_Alltoall` on an intracommunicator whose members all live on
+//! this node meet on a board in shared memory
+//! ([`NodeBoard`](crate::transport::shm::node_board)), and move their
+//! larger data through a stage beside it
+//! ([`NodeStage`](crate::transport::shm::node_stage)), instead of passing
 //! messages through log(p) rounds.
 //!
 //! Why: each round of a message algorithm needs every member scheduled
@@ -11,23 +13,46 @@
 //! broadcast of up to [`BCAST_SLOT`] (2 KiB) is one copy in and one copy
 //! out per reader, and its root does not wait for the readers (it runs up
 //! to 128 broadcasts ahead); an allreduce of up to [`SLOT`] (4 KiB, on
-//! communicators of up to 64 members) is one round in which every member reduces all
-//! contributions itself, in rank order, so every member gets the same
-//! result, for non-commutative operations too.
+//! communicators of up to 64 members) is one round in which every member
+//! reduces all contributions itself, in rank order, so every member gets
+//! the same result, for non-commutative operations too.
 //!
-//! Larger broadcasts and allreduces still go through the board's header
-//! or round first (the root says the data travels as messages; the
-//! members say how much they give), then through the message algorithms:
-//! so members that disagree on the amount (an erroneous program) all take
-//! the same path and learn it (`MPI_ERR_TRUNCATE`), never hang.
+//! Larger data goes through the stage, in pieces of up to a bank (2 MiB),
+//! two banks used in turn so that a piece is written while the one before
+//! is read:
+//! - a broadcast: the root copies a piece in and arrives at the piece's
+//!   round without waiting for it (it waits only before reusing a bank);
+//!   readers meet the round and copy the piece out;
+//! - an allreduce: pieces of a bank's `1 / (p + 1)`; each member copies its
+//!   piece in, meets, reduces its own `1 / p` of the piece over every
+//!   contribution in rank order into the piece's result, meets again, and
+//!   copies the whole result out (a reduce-scatter and an allgather, each
+//!   one copy, with two rounds per piece);
+//! - an all-to-all whose `p * p` blocks fit a bank: each member copies its
+//!   blocks in, meets, and copies its column out.
+//!
+//! Every call first settles on the board, the same way at every member,
+//! how its data travels: the root's header word says how much it sends;
+//! allreduce and all-to-all members say in a round how much they give. So
+//! members that disagree on the amount (an erroneous program) all take the
+//! same path and learn it (`MPI_ERR_TRUNCATE`), never hang. Data that the
+//! stage does not take (no stage could be had; an allreduce element larger
+//! than a piece; all-to-all blocks beyond a bank; an all-to-all with
+//! members that give different amounts) goes as messages.
 //!
 //! When: `OXMPI_NODE_COLLECTIVES` (default on; must be the same at every
 //! process) and not with `OXMPI_FAILURE_NOTICES` (a board does not see a
 //! member die) or `OXMPI_TRANSPORT=tcp` (everything over TCP, as asked).
 //! A communicator's board is made at its first eligible blocking call, by
 //! every member (they call collectives in the same order), and goes with
-//! the communicator; if the segment cannot be had at some member, none
+//! the communicator; its stage likewise at its first call with more data
+//! than the board takes. If a segment cannot be had at some member, none
 //! uses it. Nonblocking and persistent forms keep the message algorithms.
+//!
+//! Writing rule (see `node_stage`): a member writes on the board or the
+//! stage in round `r` only after it saw round `r - 1` complete
+//! ([`Board::begin_round`]); every member but a broadcast's root also
+//! waits for each round it arrives at.
 //!
 //! Waiting: a member polls (with a core of its own), then yields, moving
 //! point-to-point traffic and nonblocking collectives along between looks;
@@ -49,7 +74,8 @@ use crate::core::tool::pvars;
 use crate::core::{progress, runtime};
 use crate::mpi_abi::constants::MPI_ERR_TRUNCATE;
 use crate::mpi_abi::types::MPI_Comm;
-use crate::transport::shm::node_board::{NodeBoard, BCAST_SLOT, BY_MESSAGES, SLOT};
+use crate::transport::shm::node_board::{NodeBoard, BCAST_SLOT, ELSEWHERE, SLOT};
+use crate::transport::shm::node_stage::{NodeStage, BANK};
 
 /// A communicator's way to its board (shared by nothing else: a new
 /// communicator starts without one).
@@ -69,9 +95,16 @@ struct LinkState {
 /// it (members count alike: they call collectives in the same order).
 pub struct Board {
     board: NodeBoard,
-    /// Barriers and allreduces so far (the board's rounds).
+    /// The board's rounds so far.
     rounds: AtomicU64,
     broadcasts: AtomicU64,
+    /// Steps on the stage so far.
+    steps: AtomicU64,
+    /// The stage, made at the first call that needs it (`None`: it could
+    /// not be had, at some member).
+    stage: OnceLock<Option<NodeStage>>,
+    /// The communicator's channel, on which the stage is made.
+    ch: Channel,
 }
 
 /// How a call goes on after the board.
@@ -148,6 +181,9 @@ fn make_board(ch: &Channel) -> MpiResult<Option<Arc<Board>>> {
             board: NodeBoard::new(segment, p, ch.rank),
             rounds: AtomicU64::new(0),
             broadcasts: AtomicU64::new(0),
+            steps: AtomicU64::new(0),
+            stage: OnceLock::new(),
+            ch: ch.clone(),
         }))),
         Err(e) => {
             log::debug!("node collectives: no board, messages instead: {e}");
@@ -164,6 +200,38 @@ impl Board {
 
     fn next_round(&self) -> u64 {
         self.rounds.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// The next round, in which this member is to write on the board or
+    /// the stage: once it saw the round before complete (the module's
+    /// writing rule; only a broadcast's root may not have seen it yet).
+    fn begin_round(&self) -> MpiResult<u64> {
+        let round = self.next_round();
+        if round > 0 && !self.board.round_complete(round - 1) {
+            self.wait(|| self.board.round_complete(round - 1))?;
+        }
+        Ok(round)
+    }
+
+    fn next_step(&self) -> u64 {
+        self.steps.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// The communicator's stage, made now (collectively: every member
+    /// reaches this in the same call) if this is the first call that
+    /// needs it; `None` if it could not be had.
+    fn stage(&self) -> MpiResult<Option<&NodeStage>> {
+        if let Some(stage) = self.stage.get() {
+            return Ok(stage.as_ref());
+        }
+        let made = match shared_by_all(&self.ch, NodeStage::bytes(), "node collectives")? {
+            Ok(segment) => Some(NodeStage::new(segment)),
+            Err(e) => {
+                log::debug!("node collectives: no stage, messages instead: {e}");
+                None
+            }
+        };
+        Ok(self.stage.get_or_init(|| made).as_ref())
     }
 
     fn ring(&self) {
@@ -226,9 +294,8 @@ pub fn barrier(b: &Board) -> MpiResult {
     b.meet(b.next_round())
 }
 
-/// `MPI_Bcast` of `buf` from `root` on a communicator's board: the data
-/// itself when it fits a slot, else only the word that it travels as
-/// messages.
+/// `MPI_Bcast` of `buf` from `root` on a communicator's board: in a slot
+/// when it fits one, else through the stage, else (no stage) as messages.
 pub fn bcast(b: &Board, buf: &UserBuffer, root: usize) -> MpiResult<Route> {
     let board = &b.board;
     let n = buf.len();
@@ -237,50 +304,102 @@ pub fn bcast(b: &Board, buf: &UserBuffer, root: usize) -> MpiResult<Route> {
         if !board.bcast_slot_free(k) {
             b.wait(|| board.bcast_slot_free(k))?;
         }
-        let in_slot = n <= BCAST_SLOT;
-        if in_slot {
+        if n <= BCAST_SLOT {
             board.bcast_publish(k, n, |d| {
                 buf.pack(0, d);
             });
-        } else {
-            board.bcast_publish_by_messages(k, n);
+            b.ring();
+            return Ok(Route::Done);
         }
+        board.bcast_publish_elsewhere(k, n);
         b.ring();
-        return Ok(if in_slot {
-            Route::Done
-        } else {
-            Route::Messages
-        });
+        return staged_bcast(b, buf, root, n);
     }
     if board.bcast_published(k).is_none() {
         b.wait(|| board.bcast_published(k).is_some())?;
     }
     let word = board.bcast_published(k).expect("published");
-    if word & BY_MESSAGES != 0 {
+    let sent = (word & !ELSEWHERE) as usize;
+    if word & ELSEWHERE != 0 {
         if board.bcast_done(k) {
             b.ring();
         }
-        return Ok(Route::Messages);
+        return staged_bcast(b, buf, root, sent);
     }
-    let sent = word as usize;
     let last = board.bcast_take(k, sent.min(n), |d| {
         buf.unpack(0, d);
     });
     if last {
         b.ring();
     }
-    if sent != n {
-        return Err(MpiError::new(
-            MPI_ERR_TRUNCATE,
-            format!("MPI_Bcast: the root sent {sent} bytes, this member expected {n}"),
-        ));
+    truncated_bcast(sent, n)?;
+    Ok(Route::Done)
+}
+
+/// A reader's error when the root sent `sent` bytes and it expected `n`.
+fn truncated_bcast(sent: usize, n: usize) -> MpiResult {
+    if sent == n {
+        return Ok(());
+    }
+    Err(MpiError::new(
+        MPI_ERR_TRUNCATE,
+        format!("MPI_Bcast: the root sent {sent} bytes, this member expected {n}"),
+    ))
+}
+
+/// The `sent` bytes of a broadcast larger than a slot, through the stage
+/// in pieces of a bank (one round each; the root does not wait for its
+/// rounds), or as messages when there is no stage.
+fn staged_bcast(b: &Board, buf: &UserBuffer, root: usize, sent: usize) -> MpiResult<Route> {
+    let Some(stage) = b.stage()? else {
+        return Ok(Route::Messages);
+    };
+    let n = buf.len();
+    let root_here = b.board.rank() == root;
+    for start in (0..sent).step_by(BANK) {
+        let len = BANK.min(sent - start);
+        let step = b.next_step();
+        if root_here {
+            let round = b.begin_round()?;
+            stage.write(step, 0, len, |d| buf.pack(start, d));
+            if b.board.arrive(round) {
+                b.ring();
+            }
+        } else {
+            b.meet(b.next_round())?;
+            if start < n {
+                stage.read(step, 0, len.min(n - start), |d| buf.unpack(start, d));
+            }
+        }
+    }
+    if !root_here {
+        truncated_bcast(sent, n)?;
     }
     Ok(Route::Done)
 }
 
+/// Every member's amount, given in one round on the board (written in
+/// its contribution, with its data when `fill` is given and it fits a
+/// slot); the round is complete when this returns.
+fn amounts(b: &Board, len: usize, fill: Option<&UserBuffer>) -> MpiResult<(u64, Vec<usize>)> {
+    let board = &b.board;
+    let round = b.begin_round()?;
+    board.contribute(round, len, |d| {
+        if let Some(data) = fill {
+            data.pack(0, d);
+        }
+    });
+    b.meet(round)?;
+    let all = (0..board.members())
+        .map(|m| board.contribution_len(round, m))
+        .collect();
+    Ok((round, all))
+}
+
 /// `MPI_Allreduce` on a communicator's board, if its members reduce
 /// there: every member's contribution when it fits a slot, else only its
-/// length (the call then goes on as messages).
+/// length, and then the data through the stage (or as messages, without
+/// one).
 pub fn allreduce(
     b: &Board,
     contribution: &UserBuffer,
@@ -293,22 +412,18 @@ pub fn allreduce(
         return Ok(Route::Messages);
     }
     let n = contribution.len();
-    let round = b.next_round();
-    board.contribute(round, n, |d| {
-        contribution.pack(0, d);
-    });
-    b.meet(round)?;
-    if let Some(m) = (0..p).find(|&m| board.contribution_len(round, m) != n) {
+    let (round, given) = amounts(b, n, Some(contribution))?;
+    if let Some(m) = given.iter().position(|&g| g != n) {
         return Err(MpiError::new(
             MPI_ERR_TRUNCATE,
             format!(
                 "MPI_Allreduce: member {m} gives {} bytes, this member {n}",
-                board.contribution_len(round, m)
+                given[m]
             ),
         ));
     }
     if n > SLOT {
-        return Ok(Route::Messages);
+        return staged_allreduce(b, contribution, result, red);
     }
     // In rank order: acc = x[p-1], then acc = x[m] op acc down to m = 0.
     let mut scratch = [0u8; SLOT];
@@ -318,5 +433,93 @@ pub fn allreduce(
         board.read_contribution(round, m, n, |d| red.combine(d, acc));
     }
     result.unpack(0, acc);
+    Ok(Route::Done)
+}
+
+/// An allreduce larger than a slot through the stage, piece by piece (see
+/// the module documentation), or as messages when there is no stage or
+/// an element is larger than a piece (the same at every member).
+fn staged_allreduce(
+    b: &Board,
+    contribution: &UserBuffer,
+    result: &UserBuffer,
+    red: &Reduction,
+) -> MpiResult<Route> {
+    let element = red.element_size();
+    let (p, me) = (b.members(), b.board.rank());
+    // A piece: whole elements in a bank's 1 / (p + 1), one per member and
+    // one for the result.
+    let piece = NodeStage::part_bytes(p + 1) / element * element;
+    if piece == 0 {
+        return Ok(Route::Messages);
+    }
+    let Some(stage) = b.stage()? else {
+        return Ok(Route::Messages);
+    };
+    let n = contribution.len();
+    let reduced = p * piece;
+    for start in (0..n).step_by(piece) {
+        let len = piece.min(n - start);
+        let step = b.next_step();
+        let given = b.begin_round()?;
+        stage.write(step, me * piece, len, |d| contribution.pack(start, d));
+        b.meet(given)?;
+        // This member's share of the piece's elements, in rank order:
+        // acc = x[p-1], then acc = x[m] op acc down to m = 0.
+        let elements = len / element;
+        let lo = me * elements / p * element;
+        let hi = (me + 1) * elements / p * element;
+        if hi > lo {
+            stage.write(step, reduced + lo, hi - lo, |acc| {
+                stage.read(step, (p - 1) * piece + lo, hi - lo, |d| {
+                    acc.copy_from_slice(d)
+                });
+                for m in (0..p - 1).rev() {
+                    stage.read(step, m * piece + lo, hi - lo, |d| red.combine(d, acc));
+                }
+            });
+        }
+        b.meet(b.begin_round()?)?;
+        stage.read(step, reduced, len, |d| result.unpack(start, d));
+    }
+    Ok(Route::Done)
+}
+
+/// `MPI_Alltoall` on a communicator's board: the members say in a round
+/// how much each block holds; when every member gives the same and the
+/// `p * p` blocks fit a bank, they go through the stage (`send` is `None`
+/// for `MPI_IN_PLACE`: the blocks are in `recv`).
+pub fn alltoall(b: &Board, send: Option<&UserBuffer>, recv: &UserBuffer) -> MpiResult<Route> {
+    let (p, me) = (b.members(), b.board.rank());
+    if !NodeBoard::reduces(p) {
+        return Ok(Route::Messages);
+    }
+    let source = send.unwrap_or(recv);
+    let (block, want) = (source.len() / p, recv.len() / p);
+    let (_, given) = amounts(b, block, None)?;
+    if given.iter().any(|&g| g != block) || p * p * block > BANK {
+        return Ok(Route::Messages);
+    }
+    if block > 0 {
+        let Some(stage) = b.stage()? else {
+            return Ok(Route::Messages);
+        };
+        let step = b.next_step();
+        let round = b.begin_round()?;
+        let row = p * block;
+        stage.write(step, me * row, row, |d| source.pack(0, d));
+        b.meet(round)?;
+        for m in 0..p {
+            stage.read(step, m * row + me * block, block.min(want), |d| {
+                recv.unpack(m * want, d)
+            });
+        }
+    }
+    if want != block {
+        return Err(MpiError::new(
+            MPI_ERR_TRUNCATE,
+            format!("MPI_Alltoall: blocks of {block} bytes sent, this member expects {want}"),
+        ));
+    }
     Ok(Route::Done)
 }

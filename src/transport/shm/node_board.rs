@@ -14,8 +14,8 @@
 //! - [`BCAST_SLOTS`] broadcast slots, each a header line (`seq`: the
 //!   number, plus one, of the broadcast last published in it; `done`: how
 //!   many readers finished with it, over all its uses; `len`: the bytes
-//!   the root sent, with [`BY_MESSAGES`] set when they travel as messages
-//!   instead) and [`BCAST_SLOT`] bytes of data. Broadcast `b` uses slot
+//!   the root sent, with [`ELSEWHERE`] set when they are larger than a
+//!   slot and travel another way) and [`BCAST_SLOT`] bytes of data. Broadcast `b` uses slot
 //!   `b % BCAST_SLOTS`; its root waits until the readers of the slot's
 //!   previous use are done (`done >= (b / BCAST_SLOTS) * (members - 1)`),
 //!   so a root runs up to [`BCAST_SLOTS`] broadcasts ahead of its slowest
@@ -47,9 +47,10 @@ pub const BCAST_SLOT: usize = 2048;
 pub const BCAST_SLOTS: usize = 128;
 /// The largest communicator whose members reduce on the board.
 pub const MAX_REDUCE_MEMBERS: usize = 64;
-/// In a broadcast header's `len`: the data travels as messages (it is
-/// larger than a slot); the low bits still give its length.
-pub const BY_MESSAGES: u64 = 1 << 63;
+/// In a broadcast header's `len`: the data is larger than a slot and
+/// travels another way (the stage, or messages); the low bits still give
+/// its length.
+pub const ELSEWHERE: u64 = 1 << 63;
 
 const LINE: usize = 64;
 const ARRIVALS: usize = DOORBELL_BYTES;
@@ -192,9 +193,9 @@ impl NodeBoard {
     }
 
     /// The root publishes broadcast `b` as the word that its `len` bytes
-    /// travel as messages. The caller saw [`NodeBoard::bcast_slot_free`].
-    pub fn bcast_publish_by_messages(&self, b: u64, len: usize) {
-        self.publish_word(b, len as u64 | BY_MESSAGES);
+    /// travel another way (they are larger than a slot). The caller saw [`NodeBoard::bcast_slot_free`].
+    pub fn bcast_publish_elsewhere(&self, b: u64, len: usize) {
+        self.publish_word(b, len as u64 | ELSEWHERE);
     }
 
     fn publish_word(&self, b: u64, word: u64) {
@@ -203,7 +204,7 @@ impl NodeBoard {
         h.seq.store(b + 1, Ordering::Release);
     }
 
-    /// The header word (`len`, maybe with [`BY_MESSAGES`]) of broadcast `b`
+    /// The header word (`len`, maybe with [`ELSEWHERE`]) of broadcast `b`
     /// once its root published it.
     pub fn bcast_published(&self, b: u64) -> Option<u64> {
         let h = self.header(b);
@@ -338,8 +339,8 @@ mod tests {
         assert!(!board.bcast_slot_free(next), "one of two readers is done");
         assert!(board.bcast_done(0), "the second reader is the last");
         assert!(board.bcast_slot_free(next));
-        board.bcast_publish_by_messages(next, 1 << 20);
-        assert_eq!(board.bcast_published(next), Some((1 << 20) | BY_MESSAGES));
+        board.bcast_publish_elsewhere(next, 1 << 20);
+        assert_eq!(board.bcast_published(next), Some((1 << 20) | ELSEWHERE));
     }
 
     /// Rounds of contributions between two processes: each round, each
