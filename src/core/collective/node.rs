@@ -20,7 +20,8 @@
 //! Larger data goes through the stage, in pieces of up to a bank (2 MiB),
 //! two banks used in turn so that a piece is written while the one before
 //! is read:
-//! - a broadcast: the root copies a piece in and arrives at the piece's
+//! - a broadcast (of three members or more: between two, one message is
+//!   one copy): the root copies a piece in and arrives at the piece's
 //!   round without waiting for it (it waits only before reusing a bank);
 //!   readers meet the round and copy the piece out;
 //! - an allreduce: pieces of a bank's `1 / (p + 1)`; each member copies its
@@ -349,8 +350,14 @@ fn truncated_bcast(sent: usize, n: usize) -> MpiResult {
 
 /// The `sent` bytes of a broadcast larger than a slot, through the stage
 /// in pieces of a bank (one round each; the root does not wait for its
-/// rounds), or as messages when there is no stage.
+/// rounds), or as messages between two members or when there is no
+/// stage.
 fn staged_bcast(b: &Board, buf: &UserBuffer, root: usize, sent: usize) -> MpiResult<Route> {
+    if b.members() == 2 {
+        // Between two members a large message is one copy (the single-copy
+        // path of the shared-memory transport); through the stage it is two.
+        return Ok(Route::Messages);
+    }
     let Some(stage) = b.stage()? else {
         return Ok(Route::Messages);
     };
