@@ -12,6 +12,7 @@
 use super::Engine;
 use crate::core::p2p::frame::{message_len, FrameHeader, FrameKind, HEADER_LEN};
 use crate::core::p2p::request::{Operation, Request, SendOp, SendStage};
+use crate::core::p2p::user_buffer::UserBuffer;
 use crate::mpi_abi::constants::MPI_REQUEST_NULL;
 use crate::mpi_abi::types::MPI_Request;
 use crate::transport::endpoints::{Endpoints, SendOutcome};
@@ -21,7 +22,17 @@ use crate::transport::ProcessId;
 pub(super) enum Outgoing {
     /// `owner`: the send whose first frame this is (it can still be
     /// cancelled), or `MPI_REQUEST_NULL`. An owner is always a live request.
-    Frame { bytes: Vec<u8>, owner: MPI_Request },
+    /// `body`: the message of an eager send, packed straight from the
+    /// send's buffer behind `bytes` (its header) when the frame leaves, so
+    /// that a message that finds the transport full is not copied twice;
+    /// the buffer stays valid until then because the send completes only
+    /// when its frame leaves (and a freed active send's buffer must stay
+    /// untouched, as MPI says).
+    Frame {
+        bytes: Vec<u8>,
+        body: Option<UserBuffer>,
+        owner: MPI_Request,
+    },
     /// Data pieces of the send request `send`, for the receive request
     /// `recv` at the peer, from byte `offset` on.
     /// `completes`: the send is done when the last piece left (else the
@@ -70,7 +81,15 @@ impl Engine {
         if let Some(r) = self.requests.get_mut(owner) {
             r.queued_frame = true;
         }
-        self.enqueue(ep, dest, Outgoing::Frame { bytes, owner });
+        self.enqueue(
+            ep,
+            dest,
+            Outgoing::Frame {
+                bytes,
+                body: None,
+                owner,
+            },
+        );
     }
 
     /// A frame of `owner` left the outbox: handed to the transport
@@ -153,12 +172,18 @@ impl Engine {
             match front {
                 Outgoing::Frame {
                     bytes: frame,
+                    body,
                     owner,
                 } => {
                     let owner = *owner;
                     let bytes = std::mem::take(frame);
-                    match ep.try_send(dest, bytes.len(), &mut |out: &mut [u8]| {
-                        out.copy_from_slice(&bytes)
+                    let body_len = body.as_ref().map_or(0, UserBuffer::len);
+                    let head = bytes.len();
+                    match ep.try_send(dest, head + body_len, &mut |out: &mut [u8]| {
+                        out[..head].copy_from_slice(&bytes);
+                        if let Some(body) = body.as_ref() {
+                            body.pack(0, &mut out[head..]);
+                        }
                     }) {
                         SendOutcome::Sent => {
                             if let Some(len) = message_len(&bytes) {
@@ -252,7 +277,11 @@ impl Engine {
         let mut frames: [&[u8]; MAX_BATCH] = [&[]; MAX_BATCH];
         let mut n = 0;
         for item in queue.iter().take(MAX_BATCH) {
-            let Outgoing::Frame { bytes, .. } = item else {
+            // (A frame whose body is still in a send's buffer leaves alone.)
+            let Outgoing::Frame {
+                bytes, body: None, ..
+            } = item
+            else {
                 break;
             };
             frames[n] = bytes;
@@ -290,6 +319,7 @@ impl Engine {
 pub(super) fn control(frame: Vec<u8>) -> Outgoing {
     Outgoing::Frame {
         bytes: frame,
+        body: None,
         owner: MPI_REQUEST_NULL,
     }
 }

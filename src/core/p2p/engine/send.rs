@@ -205,7 +205,9 @@ impl Engine {
     }
 
     /// Sends an eager message straight from the user's buffer into the
-    /// transport, or copies it into the outbox when the transport is full.
+    /// transport, or, when the transport is full, queues its header in the
+    /// outbox, to be followed by the message from the same buffer when the
+    /// transport has room.
     fn send_eager(&mut self, ep: &mut Endpoints, id: MPI_Request, header: &FrameHeader) {
         let Some(Request {
             op: Operation::Send(send),
@@ -236,13 +238,16 @@ impl Engine {
             }
         }
         if !sent {
-            let mut frame = vec![0u8; HEADER_LEN + len];
+            // The header now, the message from the send's buffer when the
+            // frame leaves (see `Outgoing::Frame`).
+            let mut frame = vec![0u8; HEADER_LEN];
             header.encode(&mut frame);
-            send.buf.pack(0, &mut frame[HEADER_LEN..]);
+            let body = Some(send.buf.clone());
             self.outbox.push(
                 dest,
                 Outgoing::Frame {
                     bytes: frame,
+                    body,
                     owner: id,
                 },
             );
