@@ -50,8 +50,8 @@ pub struct Config {
     /// rank counts as having a core of its own, which sets how waits spin
     /// and which algorithms some collectives use (see `core::progress`).
     pub own_core: Option<bool>,
-    /// `OXMPI_NODE_COLLECTIVES` (default 1): blocking barriers, and
-    /// broadcasts and allreduces of up to 4 KiB, on communicators whose
+    /// `OXMPI_NODE_COLLECTIVES` (default 1): blocking barriers,
+    /// broadcasts, allreduces and all-to-alls on communicators whose
     /// members all live on this node meet in shared memory instead of
     /// passing messages (see `core::collective::node`). Must be the same
     /// at every process.

@@ -246,7 +246,7 @@ pub static CVARS: [Cvar; 22] = [
     },
     Cvar {
         name: "OXMPI_NODE_COLLECTIVES",
-        desc: "1 (default) or 0: blocking barriers, and broadcasts (up to 2 KiB) and allreduces (up to 4 KiB) on communicators whose members all live on one node, meet in shared memory instead of passing messages; must be the same at every process",
+        desc: "1 (default) or 0: blocking barriers, broadcasts, allreduces and all-to-alls on communicators whose members all live on one node meet in shared memory (a board, and a stage for larger data) instead of passing messages; must be the same at every process",
         verbosity: MPI_T_VERBOSITY_TUNER_BASIC,
         datatype: CvarType::Int,
         enumeration: None,

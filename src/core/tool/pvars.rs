@@ -149,7 +149,7 @@ pub static PVARS: [Pvar; 9] = [
     },
     Pvar {
         name: "oxmpi_node_board_calls",
-        desc: "blocking barriers, broadcasts and allreduces this process made on a communicator's board in shared memory (a broadcast or allreduce too large for the board then also passes messages)",
+        desc: "blocking barriers, broadcasts, allreduces and all-to-alls this process made on a communicator's board in shared memory (their larger data then goes through the board's stage, or as messages where the stage does not take it)",
         class: MPI_T_PVAR_CLASS_COUNTER,
         verbosity: MPI_T_VERBOSITY_TUNER_BASIC,
         readonly: false,
