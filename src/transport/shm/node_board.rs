@@ -284,30 +284,10 @@ impl NodeBoard {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transport::shm::test_fork::Child;
+    use crate::transport::shm::test_fork::{attach, shared_segment, wait_until as wait, Child};
 
     fn board_segment(members: usize) -> Segment {
-        let len = NodeBoard::bytes(members).div_ceil(4096) * 4096;
-        let segment = Segment::create_anonymous(len)
-            .or_else(|_| {
-                Segment::create(
-                    &format!("/oxmpi-test-board-{}-{members}", std::process::id()),
-                    len,
-                )
-            })
-            .expect("a shared segment");
-        let _ = segment.unlink();
-        segment
-    }
-
-    fn attach(segment: &Segment) -> Segment {
-        Segment::attach(segment.address()).expect("the segment maps again")
-    }
-
-    fn wait(ready: impl Fn() -> bool) {
-        while !ready() {
-            std::thread::yield_now();
-        }
+        shared_segment(NodeBoard::bytes(members), &format!("board-{members}"))
     }
 
     #[test]

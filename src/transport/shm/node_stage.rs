@@ -108,31 +108,9 @@ impl NodeStage {
 mod tests {
     use super::*;
     use crate::transport::shm::node_board::NodeBoard;
-    use crate::transport::shm::test_fork::Child;
-
-    fn shared(len: usize, what: &str) -> Segment {
-        let len = len.div_ceil(4096) * 4096;
-        let segment = Segment::create_anonymous(len)
-            .or_else(|_| {
-                Segment::create(
-                    &format!("/oxmpi-test-stage-{what}-{}", std::process::id()),
-                    len,
-                )
-            })
-            .expect("a shared segment");
-        let _ = segment.unlink();
-        segment
-    }
-
-    fn attach(segment: &Segment) -> Segment {
-        Segment::attach(segment.address()).expect("the segment maps again")
-    }
-
-    fn wait(ready: impl Fn() -> bool) {
-        while !ready() {
-            std::thread::yield_now();
-        }
-    }
+    use crate::transport::shm::test_fork::{
+        attach, shared_segment as shared, wait_until as wait, Child,
+    };
 
     #[test]
     fn parts_are_whole_lines_and_fit_a_bank() {

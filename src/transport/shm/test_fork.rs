@@ -64,3 +64,28 @@ impl Drop for Child {
         }
     }
 }
+
+/// A shared segment of at least `len` bytes for a cross-process test,
+/// anonymous where possible, else named after `what` (and unlinked at
+/// once: mapped, it stays until unmapped).
+pub(crate) fn shared_segment(len: usize, what: &str) -> super::segment::Segment {
+    use super::segment::Segment;
+    let len = len.div_ceil(4096) * 4096;
+    let segment = Segment::create_anonymous(len)
+        .or_else(|_| Segment::create(&format!("/oxmpi-test-{what}-{}", std::process::id()), len))
+        .expect("a shared segment");
+    let _ = segment.unlink();
+    segment
+}
+
+/// `segment` mapped again (as another process, forked later, sees it).
+pub(crate) fn attach(segment: &super::segment::Segment) -> super::segment::Segment {
+    super::segment::Segment::attach(segment.address()).expect("the segment maps again")
+}
+
+/// Yields until `ready`.
+pub(crate) fn wait_until(ready: impl Fn() -> bool) {
+    while !ready() {
+        std::thread::yield_now();
+    }
+}
