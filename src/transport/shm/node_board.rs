@@ -15,7 +15,9 @@
 //!   number, plus one, of the broadcast last published in it; `done`: how
 //!   many readers finished with it, over all its uses; `len`: the bytes
 //!   the root sent, with [`ELSEWHERE`] set when they are larger than a
-//!   slot and travel another way) and [`BCAST_SLOT`] bytes of data. Broadcast `b` uses slot
+//!   slot and travel another way; a broadcast of up to 40 bytes follows
+//!   in the same line, so a reader fetches one line) and [`BCAST_SLOT`]
+//!   bytes of data for larger ones. Broadcast `b` uses slot
 //!   `b % BCAST_SLOTS`; its root waits until the readers of the slot's
 //!   previous use are done (`done >= (b / BCAST_SLOTS) * (members - 1)`),
 //!   so a root runs up to [`BCAST_SLOTS`] broadcasts ahead of its slowest
@@ -53,6 +55,8 @@ pub const MAX_REDUCE_MEMBERS: usize = 64;
 pub const ELSEWHERE: u64 = 1 << 63;
 
 const LINE: usize = 64;
+/// Bytes of a broadcast carried in its header line, after the header.
+const BCAST_INLINE: usize = LINE - std::mem::size_of::<BcastHeader>();
 const ARRIVALS: usize = DOORBELL_BYTES;
 const BCAST_HEADERS: usize = ARRIVALS + LINE;
 const BCAST_DATA: usize = BCAST_HEADERS + BCAST_SLOTS * LINE;
@@ -168,9 +172,16 @@ impl NodeBoard {
         unsafe { &*self.at(BCAST_HEADERS + s * LINE).cast::<BcastHeader>() }
     }
 
-    fn bcast_data(&self, b: u64) -> *mut u8 {
+    /// Where broadcast `b`'s `len` bytes go: up to [`BCAST_INLINE`] in
+    /// its header line itself (one cache line for the reader to fetch
+    /// instead of two), else in its slot.
+    fn bcast_data(&self, b: u64, len: usize) -> *mut u8 {
         let s = (b % BCAST_SLOTS as u64) as usize;
-        self.at(BCAST_DATA + s * BCAST_SLOT)
+        if len <= BCAST_INLINE {
+            self.at(BCAST_HEADERS + s * LINE + std::mem::size_of::<BcastHeader>())
+        } else {
+            self.at(BCAST_DATA + s * BCAST_SLOT)
+        }
     }
 
     /// Whether the slot of broadcast `b` is free for its root: the readers
@@ -188,7 +199,7 @@ impl NodeBoard {
         // SAFETY: the slot's readers of its previous use are done (the
         // caller's check, an acquire) and no reader reads it before `seq`
         // below says it is published: nobody else touches these bytes now.
-        fill(unsafe { std::slice::from_raw_parts_mut(self.bcast_data(b), len) });
+        fill(unsafe { std::slice::from_raw_parts_mut(self.bcast_data(b, len), len) });
         self.publish_word(b, len as u64);
     }
 
@@ -220,7 +231,7 @@ impl NodeBoard {
         // SAFETY: the root published the slot (seen through `seq`, an
         // acquire, by `bcast_published`) and does not write it again until
         // this reader's `done` below.
-        take(unsafe { std::slice::from_raw_parts(self.bcast_data(b), len) });
+        take(unsafe { std::slice::from_raw_parts(self.bcast_data(b, len), len) });
         self.bcast_done(b)
     }
 
