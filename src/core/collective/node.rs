@@ -38,8 +38,9 @@
 //! members that disagree on the amount (an erroneous program) all take the
 //! same path and learn it (`MPI_ERR_TRUNCATE`), never hang. Data that the
 //! stage does not take (no stage could be had; an allreduce element larger
-//! than a piece; all-to-all blocks beyond a bank; an all-to-all with
-//! members that give different amounts) goes as messages.
+//! than a piece, or members whose datatypes differ in size, which would
+//! cut pieces differently; all-to-all blocks beyond a bank; an all-to-all
+//! with members that give different amounts) goes as messages.
 //!
 //! When: `OXMPI_NODE_COLLECTIVES` (default on; must be the same at every
 //! process) and not with `OXMPI_FAILURE_NOTICES` (a board does not see a
@@ -385,20 +386,30 @@ fn staged_bcast(b: &Board, buf: &UserBuffer, root: usize, sent: usize) -> MpiRes
     Ok(Route::Done)
 }
 
-/// Every member's amount, given in one round on the board (written in
-/// its contribution, with its data when `fill` is given and it fits a
-/// slot); the round is complete when this returns.
-fn amounts(b: &Board, len: usize, fill: Option<&UserBuffer>) -> MpiResult<(u64, Vec<usize>)> {
+/// Every member's amount (its length and unit), given in one round on
+/// the board (written in its contribution, with its data when `fill` is
+/// given and it fits a slot); the round is complete when this returns.
+fn amounts(
+    b: &Board,
+    len: usize,
+    unit: usize,
+    fill: Option<&UserBuffer>,
+) -> MpiResult<(u64, Vec<(usize, usize)>)> {
     let board = &b.board;
     let round = b.begin_round()?;
-    board.contribute(round, len, |d| {
+    board.contribute(round, len, unit, |d| {
         if let Some(data) = fill {
             data.pack(0, d);
         }
     });
     b.meet(round)?;
     let all = (0..board.members())
-        .map(|m| board.contribution_len(round, m))
+        .map(|m| {
+            (
+                board.contribution_len(round, m),
+                board.contribution_unit(round, m),
+            )
+        })
         .collect();
     Ok((round, all))
 }
@@ -419,17 +430,24 @@ pub fn allreduce(
         return Ok(Route::Messages);
     }
     let n = contribution.len();
-    let (round, given) = amounts(b, n, Some(contribution))?;
-    if let Some(m) = given.iter().position(|&g| g != n) {
+    let element = red.element_size();
+    let (round, given) = amounts(b, n, element, Some(contribution))?;
+    if let Some(m) = given.iter().position(|&(g, _)| g != n) {
         return Err(MpiError::new(
             MPI_ERR_TRUNCATE,
             format!(
                 "MPI_Allreduce: member {m} gives {} bytes, this member {n}",
-                given[m]
+                given[m].0
             ),
         ));
     }
     if n > SLOT {
+        // Pieces are cut in whole elements: members whose datatypes
+        // differ in size (an erroneous program) would cut them, and count
+        // rounds, differently, so they go as messages, all of them.
+        if given.iter().any(|&(_, unit)| unit != element) {
+            return Ok(Route::Messages);
+        }
         return staged_allreduce(b, contribution, result, red);
     }
     // In rank order: acc = x[p-1], then acc = x[m] op acc down to m = 0.
@@ -503,8 +521,8 @@ pub fn alltoall(b: &Board, send: Option<&UserBuffer>, recv: &UserBuffer) -> MpiR
     }
     let source = send.unwrap_or(recv);
     let (block, want) = (source.len() / p, recv.len() / p);
-    let (_, given) = amounts(b, block, None)?;
-    if given.iter().any(|&g| g != block) || p * p * block > BANK {
+    let (_, given) = amounts(b, block, 1, None)?;
+    if given.iter().any(|&(g, _)| g != block) || p * p * block > BANK {
         return Ok(Route::Messages);
     }
     if block > 0 {

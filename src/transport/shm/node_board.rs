@@ -252,13 +252,15 @@ impl NodeBoard {
         BANKS + (bank * self.members + member) * CONTRIBUTION
     }
 
-    /// Writes this member's contribution to round `round`: its length and,
-    /// when it fits the slot, its bytes from `fill`. Call before
-    /// [`NodeBoard::arrive`] at that round, after seeing the round before
-    /// complete.
-    pub fn contribute(&self, round: u64, len: usize, fill: impl FnOnce(&mut [u8])) {
+    /// Writes this member's contribution to round `round`: its length,
+    /// the size of its data's unit (an element, for a reduction; any
+    /// number the caller wants compared), and, when it fits the slot, its
+    /// bytes from `fill`. Call before [`NodeBoard::arrive`] at that round,
+    /// after seeing the round before complete.
+    pub fn contribute(&self, round: u64, len: usize, unit: usize, fill: impl FnOnce(&mut [u8])) {
         let at = self.contribution_at(round, self.rank);
         self.word(at).store(len as u64, Ordering::Relaxed);
+        self.word(at + 8).store(unit as u64, Ordering::Relaxed);
         if len <= SLOT {
             // SAFETY: this member's own contribution of this bank, which
             // nobody reads now (see the module's protocol): the last
@@ -271,6 +273,12 @@ impl NodeBoard {
     /// The length `member` gave in round `round` (complete).
     pub fn contribution_len(&self, round: u64, member: usize) -> usize {
         self.word(self.contribution_at(round, member))
+            .load(Ordering::Relaxed) as usize
+    }
+
+    /// The unit `member` gave in round `round` (complete).
+    pub fn contribution_unit(&self, round: u64, member: usize) -> usize {
+        self.word(self.contribution_at(round, member) + 8)
             .load(Ordering::Relaxed) as usize
     }
 
@@ -349,14 +357,17 @@ mod tests {
                     wait(|| board.round_complete(round - 1));
                 }
                 let value = round * 2 + me;
-                board.contribute(round, 8, |d| d.copy_from_slice(&value.to_le_bytes()));
+                board.contribute(round, 8, 1, |d| d.copy_from_slice(&value.to_le_bytes()));
                 board.arrive(round);
                 wait(|| board.round_complete(round));
                 let other = 1 - me as usize;
                 let got = board.read_contribution(round, other, 8, |d| {
                     u64::from_le_bytes(d.try_into().expect("8 bytes"))
                 });
-                if got != round * 2 + other as u64 || board.contribution_len(round, other) != 8 {
+                if got != round * 2 + other as u64
+                    || board.contribution_len(round, other) != 8
+                    || board.contribution_unit(round, other) != 1
+                {
                     return false;
                 }
             }
