@@ -11,7 +11,7 @@
 //! they oversubscribe the cores, the reply needs this process's core, so
 //! it yields early. `OXMPI_SPIN_POLLS` overrides the choice.
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::error::MpiResult;
 use super::runtime::{self, Runtime};
@@ -73,8 +73,47 @@ pub fn set_spin_polls(polls: u32) {
     SPINS.store(polls, Ordering::Relaxed);
 }
 
-/// Yields before sleeping on the doorbell.
+/// Yields before a wait sleeps (on the doorbell, or briefly)...
 const YIELDS: u32 = 512;
+/// ... or the time it may spend yielding, whichever ends first. Where the
+/// node's runnable threads are few, a yield comes back within a
+/// microsecond or so and the count ends the phase; where many threads
+/// (the program's own, spinning) share the cores, each yield can give away
+/// a whole time slice, and 512 of them keep a waiting thread yielding
+/// long after a sleeper would have been woken (MPICH's `threads/pt2pt/multisend4`: 25
+/// threads on 2 cores took 52 s with the count alone, 33 s with this
+/// limit; its `-mode=1` 37 s and 16 s). A sleeper is woken by the
+/// sender's doorbell and runs at once. On 16 single-threaded ranks on 2
+/// cores the collectives' times did not move beyond the noise.
+const YIELD_TIME: Duration = Duration::from_micros(500);
+
+/// The yielding part of a wait, shared by every waiting loop: see
+/// [`YIELDS`] and [`YIELD_TIME`].
+#[derive(Debug, Default)]
+pub struct Yielding {
+    yields: u32,
+    started: Option<Instant>,
+}
+
+impl Yielding {
+    /// Yields the CPU and returns true, or returns false when this wait
+    /// has yielded long enough and should sleep instead.
+    pub fn yield_now(&mut self) -> bool {
+        let now = Instant::now();
+        let started = *self.started.get_or_insert(now);
+        if self.yields >= YIELDS || now.duration_since(started) >= YIELD_TIME {
+            return false;
+        }
+        self.yields += 1;
+        std::thread::yield_now();
+        true
+    }
+
+    /// The wait made progress: the next idle stretch yields again first.
+    pub fn reset(&mut self) {
+        *self = Self::default();
+    }
+}
 /// The longest sleep: frames that ring no doorbell (from this process's
 /// other threads, or other transports) wait at most this long.
 const NAP: Duration = Duration::from_millis(1);
@@ -165,6 +204,7 @@ pub fn block_on_locked<T>(
     let spins = SPINS.load(Ordering::Relaxed);
     let watch = has_own_core();
     let mut tries: u32 = 0;
+    let mut yielding = Yielding::default();
     let mut first = Some(guard);
     loop {
         {
@@ -188,6 +228,7 @@ pub fn block_on_locked<T>(
         // (what it waits for may be one of them).
         if super::collective::executor::help() {
             tries = 0;
+            yielding.reset();
             continue;
         }
         // While spinning, poll again at once: a poll is long enough not to
@@ -195,13 +236,42 @@ pub fn block_on_locked<T>(
         // looks (a PAUSE here, before the ring watch existed, delayed
         // seeing the message: the median 8-byte latency dropped by about
         // 7% without it).
-        if tries >= spins.saturating_add(YIELDS) {
-            if let Some(value) = sleep_until_rung(&mut poll, false)? {
-                return Ok(value);
+        if tries >= spins {
+            if !yielding.yield_now() {
+                if let Some(value) = sleep_until_rung(&mut poll, false)? {
+                    return Ok(value);
+                }
             }
-        } else if tries >= spins {
-            std::thread::yield_now();
+        } else {
+            tries += 1;
         }
-        tries = tries.saturating_add(1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn yielding_ends_after_its_count() {
+        let mut y = Yielding::default();
+        let mut yielded = 0;
+        while y.yield_now() {
+            yielded += 1;
+            assert!(yielded <= YIELDS, "yielded past the count");
+        }
+        // Either the count or the time ended it; never before a first yield.
+        assert!(yielded >= 1);
+        assert!(!y.yield_now(), "an ended phase stays ended");
+        y.reset();
+        assert!(y.yield_now(), "a reset phase yields again");
+    }
+
+    #[test]
+    fn yielding_ends_after_its_time() {
+        let mut y = Yielding::default();
+        assert!(y.yield_now());
+        std::thread::sleep(YIELD_TIME + Duration::from_millis(1));
+        assert!(!y.yield_now(), "yielded on past the time limit");
     }
 }

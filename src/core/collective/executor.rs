@@ -38,6 +38,7 @@ use std::time::Duration;
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::locks::{Level, OrderedGuard, OrderedMutex};
 use crate::core::p2p::request::{Operation, Request};
+use crate::core::progress::Yielding;
 use crate::core::runtime;
 use crate::mpi_abi::constants::*;
 use crate::mpi_abi::types::{MPI_Request, MPI_Status};
@@ -45,20 +46,14 @@ use crate::mpi_abi::types::{MPI_Request, MPI_Status};
 /// Idle polls after which a blocking collective, or the worker, yields
 /// (none when this node's ranks oversubscribe its cores).
 const BLOCK_SPINS: u32 = 64;
-/// Idle polls after which the worker sleeps [`WORKER_NAP`] between polls (a
-/// waiting thread drives the collectives itself meanwhile, and sleeps on
-/// the doorbell). The worker never sleeps on the epoch's doorbell: the end
-/// of the epoch unmaps it while the worker may still be around.
-const WORKER_YIELDS: u32 = 512;
+/// What the worker sleeps between polls once it has yielded long enough
+/// (see `progress::Yielding`; a waiting thread drives the collectives
+/// itself meanwhile, and sleeps on the doorbell). The worker never sleeps
+/// on the epoch's doorbell: the end of the epoch unmaps it while the
+/// worker may still be around.
 const WORKER_NAP: Duration = Duration::from_millis(1);
 /// How long the worker waits for new collectives before it ends.
 pub const LINGER: Duration = Duration::from_millis(50);
-
-/// Idle rounds of a blocking collective after which it sleeps between
-/// rounds (until a frame comes, at most a millisecond: see
-/// `progress::nap`) instead of yielding: a rank that waits long in a
-/// barrier costs almost no CPU.
-const BLOCK_YIELDS: u32 = 512;
 
 /// Runs a collective algorithm to its end on this thread.
 pub fn block<T>(algorithm: impl Future<Output = MpiResult<T>>) -> MpiResult<T> {
@@ -76,6 +71,7 @@ pub fn block<T>(algorithm: impl Future<Output = MpiResult<T>>) -> MpiResult<T> {
         0
     };
     let mut idle: u32 = 0;
+    let mut yielding = Yielding::default();
     loop {
         if let Poll::Ready(result) = algorithm.as_mut().poll(&mut cx) {
             return result;
@@ -85,15 +81,12 @@ pub fn block<T>(algorithm: impl Future<Output = MpiResult<T>>) -> MpiResult<T> {
         let moved = help() || progressed;
         if moved {
             idle = 0;
-        } else {
-            if idle < spins {
-                std::hint::spin_loop();
-            } else if idle < spins.saturating_add(BLOCK_YIELDS) {
-                std::thread::yield_now();
-            } else {
-                crate::core::progress::nap()?;
-            }
-            idle = idle.saturating_add(1);
+            yielding.reset();
+        } else if idle < spins {
+            std::hint::spin_loop();
+            idle += 1;
+        } else if !yielding.yield_now() {
+            crate::core::progress::nap()?;
         }
     }
 }
@@ -231,6 +224,7 @@ fn run_worker() {
         0
     };
     let mut idle: u32 = 0;
+    let mut yielding = Yielding::default();
     loop {
         {
             let mut p = pending();
@@ -254,16 +248,15 @@ fn run_worker() {
         let moved = runtime::lock().progress() || finished;
         if moved {
             idle = 0;
+            yielding.reset();
             continue;
         }
         if idle < worker_spins {
             std::hint::spin_loop();
-        } else if idle < WORKER_YIELDS {
-            std::thread::yield_now();
-        } else {
+            idle += 1;
+        } else if !yielding.yield_now() {
             std::thread::sleep(WORKER_NAP);
         }
-        idle = idle.saturating_add(1);
     }
 }
 

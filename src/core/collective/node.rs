@@ -121,9 +121,7 @@ pub enum Route {
 /// Looks this many times at the board between two progress calls, with a
 /// core of one's own.
 const LOOKS_WITH_OWN_CORE: u32 = 64;
-/// Yields before sleeping on the board's doorbell.
-const YIELDS: u32 = 512;
-/// The longest sleep on the doorbell.
+/// The longest sleep on the doorbell (after `progress::Yielding`).
 const SLEEP: Duration = Duration::from_millis(1);
 
 fn enabled() -> bool {
@@ -249,7 +247,8 @@ impl Board {
         } else {
             (1, 0)
         };
-        let (mut polls, mut yields) = (0u32, 0u32);
+        let mut polls = 0u32;
+        let mut yielding = progress::Yielding::default();
         loop {
             for _ in 0..looks {
                 if ready() {
@@ -260,16 +259,12 @@ impl Board {
             let progressed = runtime::lock().progress();
             // (The guard is gone: `help` takes the lock itself.)
             if help() || progressed {
-                (polls, yields) = (0, 0);
+                polls = 0;
+                yielding.reset();
                 continue;
             }
             polls = polls.saturating_add(looks);
-            if polls < spins {
-                continue;
-            }
-            if yields < YIELDS {
-                yields += 1;
-                std::thread::yield_now();
+            if polls < spins || yielding.yield_now() {
                 continue;
             }
             let bell = self.board.doorbell();
