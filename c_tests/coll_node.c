@@ -452,23 +452,15 @@ static void check_sessions(void) {
     CHECK(wrong == 0, "%d wrong results in sessions", wrong);
 }
 
-static MPI_T_pvar_session pv_session;
-static MPI_T_pvar_handle pv_handle;
+static mt_counter_t board_counter;
 
 static unsigned long long board_calls(void) {
-    unsigned long long v = 0;
-    MPI_T_pvar_read(pv_session, pv_handle, &v);
-    return v;
+    return mt_counter_read(board_counter);
 }
 
 int main(int argc, char **argv) {
     mt_init(&argc, &argv, &rank, &size);
-    int provided, idx, count;
-    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
-    CHECK(MPI_T_pvar_get_index("oxmpi_node_board_calls", MPI_T_PVAR_CLASS_COUNTER, &idx) == MPI_SUCCESS,
-          "no oxmpi_node_board_calls");
-    MPI_T_pvar_session_create(&pv_session);
-    MPI_T_pvar_handle_alloc(pv_session, idx, NULL, &pv_handle, &count);
+    board_counter = mt_counter("oxmpi_node_board_calls");
 
     /* Whether world's collectives should meet on a board. */
     MPI_Comm node;
@@ -501,9 +493,7 @@ int main(int argc, char **argv) {
     check_many_communicators();
     check_sessions();
 
-    MPI_T_pvar_handle_free(pv_session, &pv_handle);
-    MPI_T_pvar_session_free(&pv_session);
-    MPI_T_finalize();
+    mt_counter_close(&board_counter);
     int errors = mt_errors;
     MPI_Allreduce(MPI_IN_PLACE, &errors, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     mt_report(rank, errors);

@@ -106,6 +106,38 @@ static inline void mt_session_world(MPI_Session *s, const char *tag, MPI_Comm *c
     MPI_Group_free(&g);
 }
 
+/* One of oxmpi's MPI_T counters (class MPI_T_PVAR_CLASS_COUNTER), read
+ * through a pvar session of its own: mt_counter("name") initializes
+ * MPI_T and opens it (a check fails if there is no such counter),
+ * mt_counter_read gives its value, mt_counter_close ends both. */
+typedef struct {
+    MPI_T_pvar_session session;
+    MPI_T_pvar_handle handle;
+} mt_counter_t;
+
+static inline mt_counter_t mt_counter(const char *name) {
+    mt_counter_t c = {MPI_T_PVAR_SESSION_NULL, MPI_T_PVAR_HANDLE_NULL};
+    int provided, idx = -1, count = 0;
+    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    CHECK(MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_COUNTER, &idx) == MPI_SUCCESS, "no counter %s", name);
+    MPI_T_pvar_session_create(&c.session);
+    MPI_T_pvar_handle_alloc(c.session, idx, NULL, &c.handle, &count);
+    return c;
+}
+
+static inline unsigned long long mt_counter_read(mt_counter_t c) {
+    unsigned long long v = 0;
+    MPI_T_pvar_read(c.session, c.handle, &v);
+    return v;
+}
+
+/* Closes the counter and MPI_T. */
+static inline void mt_counter_close(mt_counter_t *c) {
+    MPI_T_pvar_handle_free(c->session, &c->handle);
+    MPI_T_pvar_session_free(&c->session);
+    MPI_T_finalize();
+}
+
 /* Ends a test that cannot run in this setting (too few processes, say):
  * rank 0 says why, and every process exits 77, which c_tests/run.sh
  * counts as skipped. A skipped test never prints "No Errors". */
