@@ -17,7 +17,10 @@ use super::origin::OriginState;
 use super::progress::keep_serving;
 use super::target::TargetState;
 use super::window::invalid_window;
-use super::window::{Access, DirectTarget, Peer, PredefinedValues, Window, HINT_DEFAULTS};
+use super::window::{
+    Access, DirectTarget, Peer, PredefinedValues, SingleCopyTarget, Window, HINT_DEFAULTS,
+};
+use crate::config::TransportChoice;
 use crate::core::collective::algorithms;
 use crate::core::collective::channel::Channel;
 use crate::core::comm_constructors;
@@ -29,6 +32,7 @@ use crate::mpi_abi::constants::*;
 use crate::mpi_abi::types::{MPI_Comm, MPI_Win};
 use crate::transport::shm::lock_word::{LockWord, LOCK_WORD_BYTES};
 use crate::transport::shm::segment::{anonymous_supported, Segment};
+use crate::transport::shm::single_copy;
 
 const PAGE: usize = 4096;
 
@@ -75,6 +79,7 @@ struct Parts {
     segment: Option<Segment>,
     shared_offsets: Vec<usize>,
     direct: Vec<Option<DirectTarget>>,
+    single_copy: Vec<Option<SingleCopyTarget>>,
     peer_segments: Vec<Segment>,
     base: usize,
     size: usize,
@@ -122,6 +127,7 @@ fn finish(m: Making, parts: Parts) -> MpiResult<MPI_Win> {
             segment: parts.segment,
             shared_offsets: parts.shared_offsets,
             direct: parts.direct,
+            single_copy: parts.single_copy,
             peer_segments: parts.peer_segments,
             name: String::new(),
             errhandler: MPI_ERRORS_ARE_FATAL,
@@ -148,6 +154,48 @@ fn finish(m: Making, parts: Parts) -> MpiResult<MPI_Win> {
     Ok(win)
 }
 
+/// Where the `MPI_Win_create` memory of this node's ranks is, for the
+/// ones whose memory this process may reach by single copy (collective:
+/// every rank gives its process id and base address). None where the
+/// rank is on another node, exposes nothing, or the kernel refuses
+/// (`single_copy::probe`), and for every rank when single copy is off
+/// (`OXMPI_SHM_SINGLE_COPY=0`) or shared memory is (`OXMPI_TRANSPORT=tcp`):
+/// their puts and gets are then messages.
+fn single_copy_targets(
+    m: &Making,
+    base: usize,
+    peers: &[Peer],
+) -> MpiResult<Vec<Option<SingleCopyTarget>>> {
+    let mine: Vec<u8> = [u64::from(std::process::id()), base as u64]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let all = algorithms::allgather(&m.ch, &mine)?;
+    let mut targets = vec![None; peers.len()];
+    let config = crate::config::get();
+    if !crate::config::shm_single_copy() || config.transport == TransportChoice::Tcp {
+        return Ok(targets);
+    }
+    let node = runtime::lock().process()?.psets.members("mpix://SHARED")?;
+    for (r, record) in all.chunks_exact(16).enumerate() {
+        let pid = u64::from_le_bytes(record[..8].try_into().expect("8 bytes")) as libc::pid_t;
+        let base = u64::from_le_bytes(record[8..].try_into().expect("8 bytes")) as usize;
+        if peers[r].size == 0 || !node.contains(&m.ch.members[r]) {
+            continue;
+        }
+        if r != m.ch.rank && !single_copy::probe(pid) {
+            log::debug!("rank {r}'s window memory is reached by messages: no single copy to it");
+            continue;
+        }
+        targets[r] = Some(SingleCopyTarget {
+            pid,
+            base,
+            own: r == m.ch.rank,
+        });
+    }
+    Ok(targets)
+}
+
 /// `MPI_Win_create`: exposes `size` bytes at `base`.
 pub fn create(
     base: usize,
@@ -158,12 +206,14 @@ pub fn create(
 ) -> MpiResult<MPI_Win> {
     let m = begin(comm)?;
     let peers = exchange(&m, size, disp_unit)?;
+    let single_copy = single_copy_targets(&m, base, &peers)?;
     finish(
         m,
         Parts {
             flavor: MPI_WIN_FLAVOR_CREATE,
             exposed: Exposed::Fixed { base, size },
             direct: vec![None; peers.len()],
+            single_copy,
             peers,
             segment: None,
             shared_offsets: Vec::new(),
@@ -188,6 +238,7 @@ pub fn create_dynamic(hints: &[(String, String)], comm: MPI_Comm) -> MpiResult<M
                 regions: Vec::new(),
             },
             direct: vec![None; peers.len()],
+            single_copy: vec![None; peers.len()],
             peers,
             segment: None,
             shared_offsets: Vec::new(),
@@ -273,6 +324,7 @@ pub fn allocate(
             peers,
             segment: Some(segment),
             shared_offsets: Vec::new(),
+            single_copy: vec![None; direct.len()],
             direct,
             peer_segments,
             base,
@@ -336,7 +388,7 @@ pub fn allocate_shared(
         }
     };
     let base = segment.as_ptr() as usize + offsets[m.ch.rank];
-    let direct = offsets
+    let direct: Vec<Option<DirectTarget>> = offsets
         .iter()
         .enumerate()
         .map(|(r, o)| {
@@ -354,6 +406,7 @@ pub fn allocate_shared(
             peers,
             segment: Some(segment),
             shared_offsets: offsets,
+            single_copy: vec![None; direct.len()],
             direct,
             peer_segments: Vec::new(),
             base,
@@ -470,6 +523,7 @@ pub fn check_free(win: MPI_Win) -> MpiResult {
 /// targets the memory any more), and frees the window.
 pub fn free(win: MPI_Win) -> MpiResult {
     check_free(win)?;
+    super::sync::write_out_puts(win)?;
     block_on(|rt| {
         let w = rt.window(win)?;
         Ok((!w.origin.has_pending(None) && !w.target.is_busy()).then_some(()))

@@ -5,16 +5,17 @@ use std::sync::Arc;
 
 use super::memory::{self, Exposed, Span};
 use super::target;
-use super::window::invalid_window;
+use super::window::{invalid_window, Window};
 use super::wire::{Header, Kind, DATA_TAG, DIRECT_MIN, REQUEST_TAG};
 use crate::core::datatype::Datatype;
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::matching::Pattern;
 use crate::core::op::{kernels, BuiltinOp};
-use crate::core::p2p::engine::Engine;
+use crate::core::p2p::engine::{Endpoints, Engine};
 use crate::core::p2p::request::{empty_status, Operation, Request};
 use crate::core::p2p::user_buffer::UserBuffer;
 use crate::core::runtime;
+use crate::core::tool::pvars;
 use crate::mpi_abi::constants::*;
 use crate::mpi_abi::types::{MPI_Aint, MPI_Request, MPI_Win};
 
@@ -36,6 +37,90 @@ pub struct OriginState {
     /// flush of a target reached only by loads and stores sends nothing).
     pub unflushed: Vec<bool>,
     next_reply: u32,
+    /// Small puts waiting to be written by single copy.
+    batch: PutBatch,
+}
+
+/// A put of fewer bytes than this to another rank's `MPI_Win_create`
+/// memory on this node waits in the origin's batch (its data copied
+/// there, so the origin buffer is free at once), and the batch is written
+/// with one `process_vm_writev` at the next synchronization: a system call
+/// costs about a microsecond here whatever it carries, so 64 puts of 8
+/// bytes then a flush take one call, not 64.
+const BATCHED_PUT_MAX: usize = 4096;
+/// The batch is written when it holds this many bytes...
+const BATCH_BYTES: usize = 64 * 1024;
+/// ... or this many blocks.
+const BATCH_BLOCKS: usize = 256;
+
+/// Puts waiting to be written to one target by single copy (see
+/// [`BATCHED_PUT_MAX`]): each block's address in the target and, in
+/// `data`, the blocks' bytes in order. Written out ([`write_out`]) by
+/// every synchronization call of the window, when full, and before any
+/// other operation to the same target or any put to another, so the
+/// operations of an origin reach a target in the order it made them.
+#[derive(Default)]
+struct PutBatch {
+    target: usize,
+    spans: Vec<Span>,
+    data: Vec<u8>,
+    puts: u64,
+}
+
+impl PutBatch {
+    fn holds_puts_to(&self, target: usize) -> bool {
+        !self.spans.is_empty() && self.target == target
+    }
+}
+
+/// Writes the waiting puts (see [`PutBatch`]) into the target's memory. If
+/// the kernel refuses (the target is gone, or its rights changed), they
+/// go as messages instead, like every later operation to that target.
+pub fn write_out(w: &mut Window, engine: &mut Engine, ep: &mut Endpoints) -> MpiResult {
+    if w.origin.batch.spans.is_empty() {
+        return Ok(());
+    }
+    let batch = std::mem::take(&mut w.origin.batch);
+    let t = batch.target;
+    let Some(memory) = w.single_copy[t] else {
+        return Err(MpiError::new(
+            MPI_ERR_INTERN,
+            "puts batched for a target with no single copy",
+        ));
+    };
+    if memory.write(&batch.spans, &batch.data) {
+        crate::transport::counters::add(&pvars::RMA_SINGLE_COPY_OPS, batch.puts);
+    } else {
+        log::debug!("single copy to rank {t}'s window memory refused; messages from now on");
+        w.single_copy[t] = None;
+        let mut at = 0;
+        for &(address, len) in &batch.spans {
+            let header = Header {
+                kind: Kind::Put,
+                exclusive: false,
+                data_follows: false,
+                element: None,
+                reply_tag: 0,
+                op: 0,
+                disp: (address - memory.base) as i64,
+                blocks: vec![(0, len as u64)],
+            };
+            let start = header.encoded_len();
+            let mut message = header.encode(len);
+            message[start..].copy_from_slice(&batch.data[at..at + len]);
+            at += len;
+            target::send(w, engine, ep, t, REQUEST_TAG, message);
+            w.origin.sent[t] += 1;
+        }
+        w.origin.unflushed[t] = true;
+    }
+    // Keep the allocations for the next batch.
+    let mut emptied = batch;
+    emptied.spans.clear();
+    emptied.data.clear();
+    emptied.puts = 0;
+    w.origin.batch = emptied;
+    Ok(())
 }
 
 impl OriginState {
@@ -171,6 +256,28 @@ fn with_result<R>(buffer: Option<&UserBuffer>, need: usize, f: impl FnOnce(&mut 
     r
 }
 
+/// Runs `f` on the target blocks of an access at `disp` of a fixed
+/// window's rank whose memory starts at `base` (here, or in its process)
+/// and holds `size` bytes: without an allocation for one block, whose
+/// range the caller has checked.
+fn with_spans<R>(
+    base: usize,
+    size: usize,
+    disp: i64,
+    blocks: &[(i64, u64)],
+    f: impl FnOnce(&[Span]) -> R,
+) -> MpiResult<R> {
+    match blocks {
+        [(offset, len)] => Ok(f(&[(base + (disp + offset) as usize, *len as usize)])),
+        _ => {
+            let spans = Exposed::Fixed { base, size }
+                .locate(disp, blocks)
+                .map_err(|e| MpiError::new(MPI_ERR_RMA_RANGE, e))?;
+            Ok(f(&spans))
+        }
+    }
+}
+
 fn type_error(what: String) -> MpiError {
     MpiError::new(MPI_ERR_TYPE, what)
 }
@@ -300,51 +407,77 @@ pub fn issue(
             _ => true,
         };
         if in_place {
-            // Every block lies in the window (checked above).
-            let one;
-            let located;
-            let spans: &[Span] = match blocks {
-                [(offset, len)] => {
-                    one = [(direct.base + (disp + offset) as usize, *len as usize)];
-                    &one
-                }
-                _ => {
-                    located = Exposed::Fixed {
-                        base: direct.base,
-                        size: peer.size,
-                    }
-                    .locate(disp, blocks)
-                    .map_err(|e| MpiError::new(MPI_ERR_RMA_RANGE, e))?;
-                    &located
-                }
-            };
             let (origin, compare, result) = (
                 buffers.origin.as_ref(),
                 buffers.compare.as_ref(),
                 buffers.result.as_ref(),
             );
-            match (op, element) {
-                (RmaOp::Put, _) => with_packed(origin, need, |data| memory::write(spans, data)),
-                (RmaOp::Get, _) => with_result(result, need, |out| memory::read(spans, out)),
-                (_, None) => {} // nothing to update (`need` is 0)
-                (RmaOp::Accumulate(b), Some(kind)) => with_packed(origin, need, |data| {
-                    let _held = direct.lock.lock();
-                    memory::accumulate(spans, kind, b, data, None);
-                }),
-                (RmaOp::GetAccumulate(b), Some(kind)) => with_packed(origin, need, |data| {
-                    with_result(result, need, |old| {
+            with_spans(direct.base, peer.size, disp, blocks, |spans| {
+                match (op, element) {
+                    (RmaOp::Put, _) => with_packed(origin, need, |data| memory::write(spans, data)),
+                    (RmaOp::Get, _) => with_result(result, need, |out| memory::read(spans, out)),
+                    (_, None) => {} // nothing to update (`need` is 0)
+                    (RmaOp::Accumulate(b), Some(kind)) => with_packed(origin, need, |data| {
                         let _held = direct.lock.lock();
-                        memory::accumulate(spans, kind, b, data, Some(old));
-                    })
-                }),
-                (RmaOp::CompareAndSwap, Some(_)) => with_packed(origin, need, |new| {
-                    with_packed(compare, need, |expected| {
+                        memory::accumulate(spans, kind, b, data, None);
+                    }),
+                    (RmaOp::GetAccumulate(b), Some(kind)) => with_packed(origin, need, |data| {
                         with_result(result, need, |old| {
                             let _held = direct.lock.lock();
-                            memory::compare_and_swap(spans, new, expected, old);
+                            memory::accumulate(spans, kind, b, data, Some(old));
                         })
-                    })
-                }),
+                    }),
+                    (RmaOp::CompareAndSwap, Some(_)) => with_packed(origin, need, |new| {
+                        with_packed(compare, need, |expected| {
+                            with_result(result, need, |old| {
+                                let _held = direct.lock.lock();
+                                memory::compare_and_swap(spans, new, expected, old);
+                            })
+                        })
+                    }),
+                }
+            })?;
+            return Ok(if want_request {
+                engine.completed(empty_status())
+            } else {
+                MPI_REQUEST_NULL
+            });
+        }
+    }
+    // `MPI_Win_create` memory of a rank of this node: a put or get copies
+    // straight into or out of it, complete at once at the target too.
+    // Accumulates stay messages: the target applies them one at a time,
+    // which is their atomicity (see the module documentation of `rma`).
+    // Small puts to another process wait in a batch (see `PutBatch`);
+    // anything else to a target first writes out the puts waiting for it.
+    if w.origin.batch.holds_puts_to(t) || (op == RmaOp::Put && !w.origin.batch.spans.is_empty()) {
+        let batched_here = op == RmaOp::Put && need < BATCHED_PUT_MAX && w.origin.batch.target == t;
+        if !batched_here {
+            write_out(w, engine, ep)?;
+        }
+    }
+    if let Some(memory) = w.single_copy[t].filter(|_| matches!(op, RmaOp::Put | RmaOp::Get)) {
+        let batched = op == RmaOp::Put && need < BATCHED_PUT_MAX && !memory.own;
+        let batch = &mut w.origin.batch;
+        let (origin, result) = (buffers.origin.as_ref(), buffers.result.as_ref());
+        let copied = with_spans(memory.base, peer.size, disp, blocks, |spans| {
+            if batched {
+                batch.target = t;
+                with_packed(origin, need, |data| batch.data.extend_from_slice(data));
+                batch.spans.extend_from_slice(spans);
+                batch.puts += 1;
+                true
+            } else if op == RmaOp::Put {
+                with_packed(origin, need, |data| memory.write(spans, data))
+            } else {
+                with_result(result, need, |out| memory.read(spans, out))
+            }
+        })?;
+        if copied {
+            if !batched {
+                pvars::count(&pvars::RMA_SINGLE_COPY_OPS);
+            } else if batch.data.len() >= BATCH_BYTES || batch.spans.len() >= BATCH_BLOCKS {
+                write_out(w, engine, ep)?;
             }
             return Ok(if want_request {
                 engine.completed(empty_status())
@@ -352,6 +485,10 @@ pub fn issue(
                 MPI_REQUEST_NULL
             });
         }
+        // The kernel refused (the target's rights changed, or it is gone):
+        // this and later operations to it are messages.
+        log::debug!("single copy to rank {t}'s window memory refused; messages from now on");
+        w.single_copy[t] = None;
     }
     w.origin.unflushed[t] = true;
     let reply = if buffers.result.is_some() {

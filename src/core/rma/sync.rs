@@ -39,6 +39,13 @@ fn with<T>(
     f(w, engine, ep)
 }
 
+/// Writes out the window's batched puts (see `origin::write_out`): every
+/// synchronization call begins with it.
+pub fn write_out_puts(win: MPI_Win) -> MpiResult {
+    let mut rt = runtime::lock();
+    with(&mut rt, win, super::origin::write_out)
+}
+
 /// Waits until `done` holds for the window (progress serves it meanwhile).
 fn wait_until(win: MPI_Win, mut done: impl FnMut(&mut Window) -> bool) -> MpiResult {
     block_on(|rt| {
@@ -104,6 +111,7 @@ pub fn fence(win: MPI_Win, assert: c_int) -> MpiResult {
         (w.comm, w.rank)
     };
     let ch = Channel::lookup(ch)?;
+    write_out_puts(win)?;
     if assert & MPI_MODE_NOPRECEDE == 0 {
         // Our operations' replies are in; then each rank learns how many
         // operations target it and waits until it applied them all.
@@ -196,6 +204,7 @@ pub fn unlock(win: MPI_Win, rank: c_int) -> MpiResult {
         };
         held.ok_or_else(|| sync_error(format!("MPI_Win_unlock of rank {t}, which is not locked")))?
     };
+    write_out_puts(win)?;
     let kind = if checked { Kind::Unlock } else { Kind::Flush };
     notify(win, kind, false, &[t], true)?;
     let mut rt = runtime::lock();
@@ -237,6 +246,7 @@ pub fn unlock_all(win: MPI_Win) -> MpiResult {
         };
         ((0..w.size()).collect::<Vec<_>>(), checked)
     };
+    write_out_puts(win)?;
     let kind = if checked { Kind::Unlock } else { Kind::Flush };
     notify(win, kind, false, &all, true)?;
     let mut rt = runtime::lock();
@@ -277,6 +287,7 @@ fn flushed_in(w: &Window, rank: Option<c_int>) -> MpiResult<Vec<usize>> {
 /// Loads and stores to mapped memory (see `origin`) are complete already:
 /// only targets that messages went to since their last flush are asked.
 pub fn flush(win: MPI_Win, rank: Option<c_int>) -> MpiResult {
+    write_out_puts(win)?;
     let targets = {
         let mut rt = runtime::lock();
         let w = rt.window_mut(win)?;
@@ -296,6 +307,7 @@ pub fn flush(win: MPI_Win, rank: Option<c_int>) -> MpiResult {
 /// arrived).
 pub fn flush_local(win: MPI_Win, rank: Option<c_int>) -> MpiResult {
     let targets = flushed(win, rank)?;
+    write_out_puts(win)?;
     wait_until(win, |w| {
         targets.iter().all(|&t| !w.origin.has_pending(Some(t)))
     })
@@ -359,6 +371,7 @@ pub fn complete(win: MPI_Win) -> MpiResult {
         };
         group.clone()
     };
+    write_out_puts(win)?;
     // The notice follows the operations, so the target counts it once
     // they are applied; the wait covers the replies of gets.
     notify(win, Kind::Complete, false, &group, false)?;

@@ -5,7 +5,7 @@
 use std::os::raw::c_int;
 use std::sync::Arc;
 
-use super::memory::Exposed;
+use super::memory::{self, Exposed, Span};
 use super::origin::OriginState;
 use super::target::TargetState;
 use crate::core::attributes::Attributes;
@@ -15,6 +15,7 @@ use crate::mpi_abi::constants::*;
 use crate::mpi_abi::types::{MPI_Aint, MPI_Comm, MPI_Win};
 use crate::transport::shm::lock_word::LockWord;
 use crate::transport::shm::segment::Segment;
+use crate::transport::shm::single_copy;
 use crate::transport::ProcessId;
 
 /// What each rank told the others at creation.
@@ -32,6 +33,55 @@ pub struct Peer {
 pub struct DirectTarget {
     pub base: usize,
     pub lock: LockWord,
+}
+
+/// A rank's `MPI_Win_create` memory on this node, which this process
+/// does not map: puts and gets copy straight into and out of it with
+/// `process_vm_writev`/`process_vm_readv` (one copy, no message, no work
+/// at the target), or with a plain copy when the rank is this process.
+#[derive(Clone, Copy, Debug)]
+pub struct SingleCopyTarget {
+    pub pid: libc::pid_t,
+    pub base: usize,
+    /// The memory is this process's own.
+    pub own: bool,
+}
+
+impl SingleCopyTarget {
+    /// Writes `data` over `spans` (addresses in the target), the bytes in
+    /// order; false if the kernel refused or copied part of it only.
+    pub fn write(&self, spans: &[Span], data: &[u8]) -> bool {
+        if self.own {
+            memory::write(spans, data);
+            return true;
+        }
+        let mut parts = Vec::with_capacity(spans.len());
+        let mut at = 0;
+        for &(address, len) in spans {
+            let len = len.min(data.len() - at);
+            parts.push((address, &data[at..at + len]));
+            at += len;
+        }
+        single_copy::write_remote_parts(self.pid, &parts) == parts.len()
+    }
+
+    /// Reads `spans` into `out`, the bytes in order; false as for
+    /// [`SingleCopyTarget::write`].
+    pub fn read(&self, spans: &[Span], out: &mut [u8]) -> bool {
+        if self.own {
+            memory::read(spans, out);
+            return true;
+        }
+        let mut parts: Vec<(usize, &mut [u8])> = Vec::with_capacity(spans.len());
+        let mut rest = out;
+        for &(address, len) in spans {
+            let (part, after) = rest.split_at_mut(len.min(rest.len()));
+            parts.push((address, part));
+            rest = after;
+        }
+        let n = parts.len();
+        single_copy::read_remote_parts(self.pid, &mut parts) == n
+    }
 }
 
 /// The values the predefined attributes point at (boxed, so their
@@ -83,6 +133,10 @@ pub struct Window {
     /// are loads and stores, accumulates are done in place under the
     /// memory's lock, no message (see `super::origin`).
     pub direct: Vec<Option<DirectTarget>>,
+    /// For `MPI_Win_create`: the memory of this node's ranks (this one's
+    /// too) that puts and gets reach by single copy, where the kernel
+    /// allows it (see [`SingleCopyTarget`]).
+    pub single_copy: Vec<Option<SingleCopyTarget>>,
     /// The other ranks' segments this process maps (for `direct`).
     pub peer_segments: Vec<Segment>,
     pub name: String,

@@ -33,7 +33,11 @@ pub static CATEGORIES: [Category; 8] = [
             "OXMPI_SHM_SEGMENTS",
             "OXMPI_SHM_SHARED_COPY",
         ],
-        pvars: &["oxmpi_shm_messages_sent", "oxmpi_shm_bytes_sent"],
+        pvars: &[
+            "oxmpi_shm_messages_sent",
+            "oxmpi_shm_bytes_sent",
+            "oxmpi_rma_single_copy_ops",
+        ],
         categories: &[],
     },
     Category {

@@ -66,6 +66,9 @@ pub static RENDEZVOUS_SENDS: AtomicU64 = AtomicU64::new(0);
 /// Blocking collective calls that met on a communicator's node board
 /// (see `core::collective::node`).
 pub static NODE_BOARD_CALLS: AtomicU64 = AtomicU64::new(0);
+/// Puts and gets on `MPI_Win_create` memory of this node's ranks done by
+/// single copy (see `rma::window::SingleCopyTarget`).
+pub static RMA_SINGLE_COPY_OPS: AtomicU64 = AtomicU64::new(0);
 /// Epochs this process started (see `core::epoch`).
 pub static EPOCHS_STARTED: AtomicU64 = AtomicU64::new(0);
 
@@ -90,7 +93,7 @@ pub struct Pvar {
     pub read: fn() -> u64,
 }
 
-pub static PVARS: [Pvar; 9] = [
+pub static PVARS: [Pvar; 10] = [
     Pvar {
         name: "oxmpi_shm_messages_sent",
         desc: "messages this process sent through shared memory (to processes of its node; messages to itself count nowhere)",
@@ -154,6 +157,14 @@ pub static PVARS: [Pvar; 9] = [
         verbosity: MPI_T_VERBOSITY_TUNER_BASIC,
         readonly: false,
         read: || NODE_BOARD_CALLS.load(Ordering::Relaxed),
+    },
+    Pvar {
+        name: "oxmpi_rma_single_copy_ops",
+        desc: "MPI_Put and MPI_Get calls (and their request forms) on MPI_Win_create memory of a rank of this node that copied the data straight into or out of it (process_vm_writev/readv, or a plain copy on this rank's own memory) instead of sending a message",
+        class: MPI_T_PVAR_CLASS_COUNTER,
+        verbosity: MPI_T_VERBOSITY_TUNER_BASIC,
+        readonly: false,
+        read: || RMA_SINGLE_COPY_OPS.load(Ordering::Relaxed),
     },
     Pvar {
         name: "oxmpi_epochs_started",
