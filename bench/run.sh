@@ -596,8 +596,10 @@ out ""
 
 # --- one-sided
 out "## One-sided (rma.c, 2 ranks, OSU methods with lock_all + flush, shared memory)" ""
+out "Windows of \`MPI_Win_allocate\`, then (rows \"create\") of \`MPI_Win_create\` over malloc'd memory, which no other process maps." ""
 thead measure oxmpi MPICH "Open MPI" "ox/MPICH" "ox/Open MPI" target
-for key in put_lat_8 put_lat_4096 fop_lat put_bw_65536 put_bw_1048576 put_bw_4194304; do
+for key in put_lat_8 put_lat_4096 fop_lat put_bw_65536 put_bw_1048576 put_bw_4194304 \
+    create_put_lat_8 create_put_bw_8 create_put_bw_4096 create_put_bw_1048576; do
     cols rma "$key"
     r1=$(ratio "${VAL[ox]}" "${VAL[mp]}"); r2=$(ratio "${VAL[ox]}" "${VAL[om]}"); t=""
     case $key in
@@ -605,6 +607,8 @@ for key in put_lat_8 put_lat_4096 fop_lat put_bw_65536 put_bw_1048576 put_bw_419
         put_lat_4096) label="put 4 KiB latency (µs)"; d=3 ;;
         fop_lat) label="fetch-and-op latency (µs)"; d=3 ;;
         put_bw_1048576) label="put 1 MiB bw (MB/s)"; d=0; judge "rma put 1 MiB bandwidth vs MPICH" "$r1" ">=" 1; t="≥ MPICH: $V" ;;
+        create_put_lat_8) label="create: put 8 B latency (µs)"; d=3 ;;
+        create_put_bw_*) label="create: put $(human "${key#create_put_bw_}") bw (MB/s)"; d=0 ;;
         *) label="put $(human "${key#put_bw_}") bw (MB/s)"; d=0 ;;
     esac
     trow "$label" "$(fmt "$d" "${VAL[ox]}")" "$(fmt "$d" "${VAL[mp]}")" "$(fmt "$d" "${VAL[om]}")" "$r1" "$r2" "$t"

@@ -18,8 +18,9 @@ pub struct Config {
     /// (tests use it to make ranks of one machine look like several hosts).
     pub hostname: Option<String>,
     /// `OXMPI_SHM_SINGLE_COPY` (default 1): large shared-memory messages
-    /// are copied once with `process_vm_readv` where the kernel allows; 0
-    /// forces the pipelined copy through the rings.
+    /// are copied once with `process_vm_readv` where the kernel allows, and
+    /// so are puts and gets on `MPI_Win_create` memory of the node's ranks;
+    /// 0 forces the pipelined copy through the rings (and RMA messages).
     pub shm_single_copy: bool,
     /// `OXMPI_SHM_SEGMENTS`: `auto` (default: anonymous segments, which
     /// leave nothing behind, where the kernel lets peers share them) or

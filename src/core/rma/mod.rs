@@ -6,8 +6,11 @@
 //! `MPI_Win_allocate` segments) is done in place by the origin: a small
 //! put or get is a store or a load, an accumulate a read-modify-write
 //! under the memory's lock ([`window::DirectTarget`]); it is complete,
-//! at the target too, when the call returns. Every other operation is an
-//! active message. A window owns a private
+//! at the target too, when the call returns. A put or get on
+//! `MPI_Win_create` memory of a rank of this node copies straight into or
+//! out of it with `process_vm_writev`/`readv` ([`window::SingleCopyTarget`];
+//! small puts wait in a batch until the next synchronization, see
+//! `origin::PutBatch`). Every other operation is an active message. A window owns a private
 //! communicator (a dup of the one it was created on), so its traffic never
 //! meets the program's. An origin sends each `MPI_Put`, `MPI_Get`,
 //! accumulate, lock request or synchronization notice as one

@@ -154,7 +154,7 @@ pub static CVARS: [Cvar; 22] = [
     },
     Cvar {
         name: "OXMPI_SHM_SINGLE_COPY",
-        desc: "nonzero: shared-memory messages of 64 KiB and more are copied once (process_vm_readv) where the kernel allows; 0: through the rings. Writable: takes effect at the next message sent",
+        desc: "nonzero: shared-memory messages of 64 KiB and more are copied once (process_vm_readv) where the kernel allows, and so are puts and gets on MPI_Win_create memory of the node's ranks (process_vm_writev/readv); 0: messages through the rings. Writable: takes effect at the next message sent, and for windows at the next MPI_Win_create",
         verbosity: MPI_T_VERBOSITY_TUNER_BASIC,
         datatype: CvarType::Int,
         enumeration: None,
