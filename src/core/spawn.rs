@@ -73,12 +73,6 @@ fn start(commands: &[SpawnCommand], port: &str) -> MpiResult {
     let Some(pmi) = rt.pmi_mut()? else {
         return refuse("this process runs without a launcher (a singleton): nothing can start processes for it; run it under oxmpi's mpiexec".into());
     };
-    if pmi.is_pmi2() {
-        return refuse(
-            "processes are started only over PMI-1: this process speaks PMI-2 (OXMPI_PMI=2); leave OXMPI_PMI unset to spawn"
-                .into(),
-        );
-    }
     if !oxmpi_launcher {
         return refuse(
             "only oxmpi's mpiexec can add processes to an oxmpi job (this launcher is another)"

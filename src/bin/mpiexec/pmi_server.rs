@@ -292,7 +292,7 @@ impl PmiServer {
                 }],
                 Some(Err(reason)) => {
                     log::debug!("process {rank}: spawn refused: {reason}");
-                    reply(spawn_failed(&reason))
+                    reply(spawn_failed(1, &reason))
                 }
             },
             other => {
@@ -494,18 +494,34 @@ impl PmiServer {
     }
 }
 
-/// The answer to a spawn that starts nothing, for `reason`.
-pub fn spawn_failed(reason: &str) -> PmiMessage {
+/// The answer to a spawn that starts nothing, for `reason`, in the PMI
+/// `version` the requester speaks.
+pub fn spawn_failed(version: u8, reason: &str) -> PmiMessage {
+    if version == 2 {
+        return PmiMessage::new("spawn-response")
+            .with("rc", -1)
+            .with("errmsg", wire_reason(reason));
+    }
     PmiMessage::new("spawn_result")
         .with("rc", -1)
         .with("msg", wire_reason(reason))
 }
 
-/// The answer to a spawn whose `count` processes all started.
-pub fn spawn_succeeded(count: usize) -> PmiMessage {
+/// The answer to a spawn whose `count` processes all started, in the PMI
+/// `version` the requester speaks (PMI-2 also names the children's job,
+/// `jobid`).
+pub fn spawn_succeeded(version: u8, count: usize, jobid: &str) -> PmiMessage {
+    let errcodes = vec!["0"; count].join(",");
+    if version == 2 {
+        return PmiMessage::new("spawn-response")
+            .with("rc", 0)
+            .with("jobid", jobid)
+            .with("nerrs", 0)
+            .with("errcodes", errcodes);
+    }
     PmiMessage::new("spawn_result")
         .with("rc", 0)
-        .with("errcodes", vec!["0"; count].join(","))
+        .with("errcodes", errcodes)
 }
 
 #[cfg(test)]
@@ -839,8 +855,16 @@ mod tests {
             [Action::Spawn { requester: 0, .. }]
         ));
         assert_eq!(
-            spawn_succeeded(3).to_string(),
+            spawn_succeeded(1, 3, "kvs_1").to_string(),
             "cmd=spawn_result rc=0 errcodes=0,0,0"
+        );
+        assert_eq!(
+            spawn_succeeded(2, 2, "kvs_1").to_string(),
+            "cmd=spawn-response rc=0 jobid=kvs_1 nerrs=0 errcodes=0,0"
+        );
+        assert_eq!(
+            spawn_failed(2, "no such program").to_string(),
+            "cmd=spawn-response rc=-1 errmsg=no_such_program"
         );
     }
 

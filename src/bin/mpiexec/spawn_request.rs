@@ -175,6 +175,135 @@ fn parse_command(segment: &PmiMessage) -> Result<SpawnCommand, String> {
     })
 }
 
+/// The commands of a PMI-2 `spawn` (one request for the whole spawn, as
+/// MPICH's `PMI2_Job_Spawn` writes it: `ncmds`, `preputcount` with
+/// `ppkeyN`/`ppvalN`, then per command `subcmd` (the program), `maxprocs`,
+/// `argc` with `argvN`, and `infokeycount` with `infokeyN`/`infovalN`),
+/// or the first thing wrong with it. Fields it does not know (`thrid`)
+/// are ignored; the preput keys go with every command.
+pub fn commands_v2(request: &PmiMessage) -> Result<Vec<SpawnCommand>, String> {
+    fn number(key: &str, value: &str) -> Result<usize, String> {
+        value
+            .trim()
+            .parse::<usize>()
+            .map_err(|_| format!("bad {key} '{value}'"))
+    }
+    /// The N of a key `<stem>N`.
+    fn index(key: &str, stem: &str) -> Option<usize> {
+        key.strip_prefix(stem)?.parse().ok()
+    }
+    /// Puts `value` at `at` of `list`, which must be where the next goes.
+    fn place(list: &mut Vec<String>, at: usize, key: &str, value: &str) -> Result<(), String> {
+        if at != list.len() {
+            return Err(format!("{key} out of order"));
+        }
+        list.push(value.to_string());
+        Ok(())
+    }
+    struct Building {
+        command: SpawnCommand,
+        argc: Option<usize>,
+        info_keys: Vec<String>,
+        info_values: Vec<String>,
+        info_count: usize,
+    }
+    let mut ncmds = None;
+    let mut preput_count = 0;
+    let (mut pp_keys, mut pp_values) = (Vec::new(), Vec::new());
+    let mut built: Vec<Building> = Vec::new();
+    for (key, value) in &request.fields {
+        let key = key.as_str();
+        if key == "subcmd" {
+            if value.is_empty() {
+                return Err(format!("command {}: empty subcmd", built.len()));
+            }
+            built.push(Building {
+                command: SpawnCommand {
+                    nprocs: 0,
+                    execname: value.clone(),
+                    args: Vec::new(),
+                    preput: Vec::new(),
+                    info: Vec::new(),
+                },
+                argc: None,
+                info_keys: Vec::new(),
+                info_values: Vec::new(),
+                info_count: 0,
+            });
+            continue;
+        }
+        match (key, built.last_mut()) {
+            ("ncmds", _) => ncmds = Some(number(key, value)?),
+            ("preputcount", _) => preput_count = number(key, value)?,
+            (k, None) if index(k, "ppkey").is_some() => {
+                place(&mut pp_keys, index(k, "ppkey").unwrap_or(0), k, value)?
+            }
+            (k, None) if index(k, "ppval").is_some() => {
+                place(&mut pp_values, index(k, "ppval").unwrap_or(0), k, value)?
+            }
+            ("maxprocs", Some(b)) => b.command.nprocs = number(key, value)?,
+            ("argc", Some(b)) => b.argc = Some(number(key, value)?),
+            ("infokeycount", Some(b)) => b.info_count = number(key, value)?,
+            (k, Some(b)) if index(k, "argv").is_some() => {
+                place(&mut b.command.args, index(k, "argv").unwrap_or(0), k, value)?
+            }
+            (k, Some(b)) if index(k, "infokey").is_some() => {
+                place(&mut b.info_keys, index(k, "infokey").unwrap_or(0), k, value)?
+            }
+            (k, Some(b)) if index(k, "infoval").is_some() => place(
+                &mut b.info_values,
+                index(k, "infoval").unwrap_or(0),
+                k,
+                value,
+            )?,
+            _ => {}
+        }
+    }
+    let ncmds = ncmds.ok_or("missing ncmds")?;
+    if ncmds == 0 || ncmds != built.len() {
+        return Err(format!("ncmds is {ncmds}, with {} subcmd", built.len()));
+    }
+    if pp_keys.len() != preput_count || pp_values.len() != preput_count {
+        return Err(format!(
+            "preputcount is {preput_count}, with {} ppkey and {} ppval",
+            pp_keys.len(),
+            pp_values.len()
+        ));
+    }
+    let preput: Vec<(String, String)> = pp_keys.into_iter().zip(pp_values).collect();
+    built
+        .into_iter()
+        .enumerate()
+        .map(|(i, b)| {
+            let mut command = b.command;
+            if command.nprocs < 1 {
+                return Err(format!(
+                    "command {i}: maxprocs is {}, not at least 1",
+                    command.nprocs
+                ));
+            }
+            if b.argc.unwrap_or(0) != command.args.len() {
+                return Err(format!(
+                    "command {i}: argc is {}, with {} argv",
+                    b.argc.unwrap_or(0),
+                    command.args.len()
+                ));
+            }
+            if b.info_keys.len() != b.info_count || b.info_values.len() != b.info_count {
+                return Err(format!(
+                    "command {i}: infokeycount is {}, with {} infokey and {} infoval",
+                    b.info_count,
+                    b.info_keys.len(),
+                    b.info_values.len()
+                ));
+            }
+            command.info = b.info_keys.into_iter().zip(b.info_values).collect();
+            command.preput = preput.clone();
+            Ok(command)
+        })
+        .collect()
+}
+
 /// The settings `info` asks for; `is_this_host` tells which host names
 /// mean mpiexec's host (spawned processes run there only). Unknown keys
 /// are ignored, as MPI lets implementations do.
@@ -235,6 +364,63 @@ mod tests {
             m.push(*key, value);
         }
         m
+    }
+
+    /// A PMI-2 spawn request of `fields` (`key=value;...`).
+    fn v2(fields: &str) -> PmiMessage {
+        let mut m = PmiMessage::new("spawn");
+        for pair in fields.split(';').filter(|p| !p.is_empty()) {
+            let (k, v) = pair.split_once('=').expect("key=value");
+            m.push(k, v);
+        }
+        m
+    }
+
+    #[test]
+    fn a_pmi2_spawn_of_two_commands() {
+        let commands = commands_v2(&v2(
+            "thrid=7;ncmds=2;preputcount=1;ppkey0=PARENT_ROOT_PORT_NAME;ppval0=tag#1;\
+             subcmd=./a;maxprocs=2;argc=2;argv0=-x;argv1=y;infokeycount=1;infokey0=wdir;infoval0=/tmp;\
+             subcmd=./b;maxprocs=1;argc=0",
+        ))
+        .unwrap();
+        let port = ("PARENT_ROOT_PORT_NAME".to_string(), "tag#1".to_string());
+        assert_eq!(
+            commands,
+            [
+                SpawnCommand {
+                    nprocs: 2,
+                    execname: "./a".into(),
+                    args: vec!["-x".into(), "y".into()],
+                    preput: vec![port.clone()],
+                    info: vec![("wdir".into(), "/tmp".into())],
+                },
+                SpawnCommand {
+                    nprocs: 1,
+                    execname: "./b".into(),
+                    args: vec![],
+                    preput: vec![port],
+                    info: vec![],
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn a_malformed_pmi2_spawn_says_what_is_wrong() {
+        let wrong = |fields: &str| commands_v2(&v2(fields)).unwrap_err();
+        assert!(wrong("subcmd=./a;maxprocs=1").contains("missing ncmds"));
+        assert!(wrong("ncmds=2;subcmd=./a;maxprocs=1").contains("ncmds is 2"));
+        assert!(wrong("ncmds=1;subcmd=./a;maxprocs=0").contains("maxprocs is 0"));
+        assert!(wrong("ncmds=1;subcmd=./a;maxprocs=1;argc=2;argv0=x").contains("argc is 2"));
+        assert!(wrong("ncmds=1;subcmd=./a;maxprocs=1;argc=1;argv1=x").contains("out of order"));
+        assert!(wrong("ncmds=1;preputcount=1;subcmd=./a;maxprocs=1").contains("preputcount is 1"));
+        assert!(
+            wrong("ncmds=1;subcmd=./a;maxprocs=1;infokeycount=1;infokey0=k")
+                .contains("infokeycount is 1")
+        );
+        assert!(wrong("ncmds=1;subcmd=;maxprocs=1").contains("empty subcmd"));
+        assert!(wrong("ncmds=1;subcmd=./a;maxprocs=x").contains("bad maxprocs"));
     }
 
     #[test]

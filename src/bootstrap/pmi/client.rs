@@ -449,9 +449,7 @@ impl PmiClient {
         preput: &[(String, String)],
     ) -> Result<(), PmiError> {
         if self.is_pmi2() {
-            return Err(PmiError::Protocol(
-                "starting processes is not supported under PMI-2 (OXMPI_PMI=2): use PMI-1".into(),
-            ));
+            return self.spawn_v2(commands, preput);
         }
         let mut text = String::new();
         for (i, c) in commands.iter().enumerate() {

@@ -12,7 +12,7 @@
 //! key until every process has reached the asking process's latest fence:
 //! under Hydra every process must start its epochs together, as with
 //! PMI-1.
-use super::client::{parse_field, PmiClient, PmiError};
+use super::client::{parse_field, PmiClient, PmiError, SpawnCommand};
 use super::wire::PmiMessage;
 
 impl PmiClient {
@@ -58,21 +58,19 @@ impl PmiClient {
         }
     }
 
-    /// `kvs-put`. PMI-2 has one key-value space per job: `kvsname` must
-    /// be this job's.
+    /// `kvs-put`. PMI-2 puts into this job's key-value space; a put into
+    /// another (`kvsname`: a spawned process's card goes into its parents'
+    /// job, see `Process::card_kvs`) names it in `jobid`, an extension only
+    /// oxmpi's mpiexec serves (the only launcher that spawns oxmpi
+    /// processes, so the only one that sees such a put).
     pub(super) fn put_v2(&mut self, kvsname: &str, key: &str, value: &str) -> Result<(), PmiError> {
+        let mut put = PmiMessage::new("kvs-put")
+            .with("key", key)
+            .with("value", value);
         if kvsname != self.placement.kvsname {
-            return Err(PmiError::Protocol(format!(
-                "PMI-2 puts only into this job's key-value space ({}), not {kvsname}",
-                self.placement.kvsname
-            )));
+            put.push("jobid", kvsname);
         }
-        self.request_v2(
-            PmiMessage::new("kvs-put")
-                .with("key", key)
-                .with("value", value),
-            "kvs-put-response",
-        )?;
+        self.request_v2(put, "kvs-put-response")?;
         Ok(())
     }
 
@@ -101,6 +99,50 @@ impl PmiClient {
             "info-getjobattr-response",
         )?;
         found_value(&answer, "value")
+    }
+
+    /// PMI-2 `spawn`: the whole spawn in one request, in the fields
+    /// MPICH's `PMI2_Job_Spawn` writes (`ncmds`, `preputcount`/`ppkeyN`/
+    /// `ppvalN`, then per command `subcmd`, `maxprocs`, `argc`/`argvN`,
+    /// `infokeycount`/`infokeyN`/`infovalN`), answered by one
+    /// `spawn-response`.
+    pub(super) fn spawn_v2(
+        &mut self,
+        commands: &[SpawnCommand],
+        preput: &[(String, String)],
+    ) -> Result<(), PmiError> {
+        if commands.is_empty() {
+            return Err(PmiError::Protocol("a spawn of no command".into()));
+        }
+        let mut m = PmiMessage::new("spawn")
+            .with("ncmds", commands.len())
+            .with("preputcount", preput.len());
+        for (n, (k, v)) in preput.iter().enumerate() {
+            m.push(format!("ppkey{n}"), k);
+            m.push(format!("ppval{n}"), v);
+        }
+        for c in commands {
+            m.push("subcmd", &c.command);
+            m.push("maxprocs", c.maxprocs);
+            m.push("argc", c.args.len());
+            for (n, arg) in c.args.iter().enumerate() {
+                m.push(format!("argv{n}"), arg);
+            }
+            m.push("infokeycount", c.info.len());
+            for (n, (k, v)) in c.info.iter().enumerate() {
+                m.push(format!("infokey{n}"), k);
+                m.push(format!("infoval{n}"), v);
+            }
+        }
+        let answer = self.request(m, "spawn-response")?;
+        match answer.get("rc") {
+            Some("0") => Ok(()),
+            _ => Err(PmiError::Protocol(
+                answer
+                    .get("errmsg")
+                    .map_or_else(|| format!("{answer}"), |m| m.replace('_', " ")),
+            )),
+        }
     }
 
     pub(super) fn publish_name_v2(&mut self, service: &str, port: &str) -> Result<bool, PmiError> {
@@ -241,6 +283,7 @@ mod tests {
             "kvs-get-response;found=FALSE;rc=0",
             "info-getjobattr-response;found=TRUE;value=(vector,(0,1,4));rc=0",
             "kvs-get-response;rc=-1;errmsg=no",
+            "kvs-put-response;rc=0",
             "finalize-response;rc=0",
         ]);
         let (end, server) = serve(answers);
@@ -254,8 +297,8 @@ mod tests {
             Some("(vector,(0,1,4))")
         );
         assert!(client.get("x").is_err(), "rc=-1 is an error");
-        // Another job's space cannot be written under PMI-2.
-        assert!(client.put_in("kvs_other", "k", "v").is_err());
+        // A put into another job's space names it (oxmpi's extension).
+        client.put_in("kvs_other", "k", "v").unwrap();
         assert!(client.spawn(&[], &[]).is_err());
         client.finalize().unwrap();
         client.finalize().unwrap();
@@ -269,7 +312,47 @@ mod tests {
                 "cmd=kvs-get jobid=kvs_7 srcid=-1 key=missing",
                 "cmd=info-getjobattr key=PMI_process_mapping",
                 "cmd=kvs-get jobid=kvs_7 srcid=-1 key=x",
+                "cmd=kvs-put key=k value=v jobid=kvs_other",
                 "cmd=finalize",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_spawn_is_one_request_and_its_refusal_an_error() {
+        let mut answers = HANDSHAKE.to_vec();
+        answers.extend([
+            "spawn-response;rc=0;jobid=kvs_8;nerrs=0;errcodes=0,0,0",
+            "spawn-response;rc=-1;errmsg=no_such_program",
+        ]);
+        let (end, server) = serve(answers);
+        let mut client = PmiClient::connect_for_test_with(end, PmiChoice::V2).unwrap();
+        let commands = [
+            SpawnCommand {
+                command: "./a".into(),
+                args: vec!["-x".into(), "y".into()],
+                maxprocs: 2,
+                info: vec![("wdir".into(), "/tmp".into())],
+            },
+            SpawnCommand {
+                command: "./b".into(),
+                args: vec![],
+                maxprocs: 1,
+                info: vec![],
+            },
+        ];
+        let preput = [("PARENT".to_string(), "port#1".to_string())];
+        client.spawn(&commands, &preput).unwrap();
+        let refused = client.spawn(&commands[1..], &[]).unwrap_err();
+        assert!(refused.to_string().contains("no such program"), "{refused}");
+        let requests = server.join().unwrap();
+        assert_eq!(
+            &requests[4..],
+            [
+                "cmd=spawn ncmds=2 preputcount=1 ppkey0=PARENT ppval0=port#1 \
+                 subcmd=./a maxprocs=2 argc=2 argv0=-x argv1=y infokeycount=1 infokey0=wdir infoval0=/tmp \
+                 subcmd=./b maxprocs=1 argc=0 infokeycount=0",
+                "cmd=spawn ncmds=1 preputcount=0 subcmd=./b maxprocs=1 argc=0 infokeycount=0",
             ]
         );
     }

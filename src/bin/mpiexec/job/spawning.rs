@@ -37,16 +37,17 @@ impl Job {
     /// Starts the children of `commands`, asked for by process
     /// `requester`, and answers it.
     pub(super) fn spawn(&mut self, requester: usize, commands: &[SpawnCommand]) {
+        let version = self.server.version_of(requester);
         let answer = match self.plan(commands) {
             Err(reason) => {
                 log_failure(requester, &reason);
-                spawn_failed(&reason)
+                spawn_failed(version, &reason)
             }
             Ok(planned) => match self.start_group(commands, &planned) {
-                Ok(count) => spawn_succeeded(count),
+                Ok((count, jobid)) => spawn_succeeded(version, count, &jobid),
                 Err(reason) => {
                     log_failure(requester, &reason);
-                    spawn_failed(&reason)
+                    spawn_failed(version, &reason)
                 }
             },
         };
@@ -101,12 +102,13 @@ impl Job {
     }
 
     /// Adds the group of `commands` and starts its children as `planned`;
-    /// returns how many started, or why not all of them did.
+    /// returns how many started and the name of their KVS (their job id),
+    /// or why not all of them did.
     fn start_group(
         &mut self,
         commands: &[SpawnCommand],
         planned: &[Planned],
-    ) -> Result<usize, String> {
+    ) -> Result<(usize, String), String> {
         let group = self.server.add_group(commands);
         let (base, size) = {
             let g = self.server.groups().group(group);
@@ -159,7 +161,8 @@ impl Job {
             "spawned group {group}: {size} process(es), global ids {base}..{}",
             base + size
         );
-        Ok(size)
+        let jobid = self.server.groups().group(group).kvs.name().to_string();
+        Ok((size, jobid))
     }
 
     /// Gives up the group of global ids `base..base + size`: the started

@@ -1,21 +1,27 @@
 //! PMI-2's commands, for processes whose `init` asked for version 2: the
 //! same job state as PMI-1's (the group's KVS, barrier, name service),
 //! under PMI-2's names and fields (as MPICH's PMI-2 client and Hydra 4.0.2
-//! use them), plus node attributes.
+//! use them), plus node attributes, and one extension of oxmpi's own: a
+//! `kvs-put` may name another group's KVS in `jobid`, as a `kvs-get`
+//! may (oxmpi's spawned processes put their cards into the job's first
+//! KVS, where every process looks for cards).
 //!
 //! Invariants, beyond PMI-1's: every request gets exactly one answer,
 //! except `abort`, `kvs-fence` (answered to the whole group when its last
 //! process enters, as `barrier_in`) and `info-getnodeattr` with `wait=TRUE`
 //! for an attribute not put yet (answered when a process of that node puts
 //! it); a put is visible to every later get at once (PMI-2 promises it only
-//! after the next fence: earlier is allowed). `spawn` is refused.
+//! after the next fence: earlier is allowed); a `spawn` is answered by the
+//! job once it started the children or gave up (see `Action::Spawn`), in
+//! PMI-2's `spawn-response`.
 
 use oxmpi::bootstrap::pmi::client::FAILURE_SUBSCRIBE;
 use oxmpi::bootstrap::pmi::wire::PmiMessage;
 
-use super::{Action, PmiServer};
+use super::{spawn_failed, Action, PmiServer};
 use crate::groups::Place;
 use crate::kvs::PROCESS_MAPPING_KEY;
+use crate::spawn_request::commands_v2;
 
 impl PmiServer {
     /// Handles one PMI-2 request from process `id` (at `place`).
@@ -38,8 +44,23 @@ impl PmiServer {
                 (Some(key), value) if !key.is_empty() => {
                     // Hydra takes a put without `value` as an empty one.
                     let value = value.unwrap_or("");
-                    self.groups.group_mut(place.group).kvs.put(key, value);
-                    reply(response.with("rc", 0))
+                    // `jobid` (oxmpi's extension, which PMI-2's put lacks)
+                    // names another group's KVS: a spawned process puts its
+                    // card where the whole job looks for cards.
+                    let group = match request.get("jobid") {
+                        None => Some(place.group),
+                        Some(name) => self.groups.with_kvs(name),
+                    };
+                    match group {
+                        Some(group) => {
+                            self.groups.group_mut(group).kvs.put(key, value);
+                            reply(response.with("rc", 0))
+                        }
+                        None => reply(response.with("rc", -1).with(
+                            "errmsg",
+                            format!("unknown_jobid_{}", request.get("jobid").unwrap_or("")),
+                        )),
+                    }
                 }
                 _ => reply(response.with("rc", -1).with("errmsg", "missing_key")),
             },
@@ -98,10 +119,16 @@ impl PmiServer {
                 }
                 vec![Action::Reply(id, response.with("rc", 0)), Action::Close(id)]
             }
-            "spawn" => reply(response.with("rc", -1).with(
-                "errmsg",
-                "oxmpi's mpiexec starts processes only for PMI-1 clients",
-            )),
+            "spawn" => match commands_v2(request) {
+                Ok(commands) => vec![Action::Spawn {
+                    requester: id,
+                    commands,
+                }],
+                Err(reason) => {
+                    log::debug!("process {id}: spawn refused: {reason}");
+                    reply(spawn_failed(2, &reason))
+                }
+            },
             FAILURE_SUBSCRIBE => {
                 if let Some(n) = self.notified.get_mut(id) {
                     *n = true;
@@ -324,6 +351,19 @@ mod tests {
             answer(&mut s, 1, "kvs-put;value=x"),
             "kvs-put-response;rc=-1;errmsg=missing_key"
         );
+        // A put naming a KVS (oxmpi's extension) goes there, or fails.
+        assert_eq!(
+            answer(&mut s, 1, "kvs-put;key=other;value=y;jobid=kvs_test"),
+            "kvs-put-response;rc=0"
+        );
+        assert_eq!(
+            answer(&mut s, 0, "kvs-get;jobid=kvs_test;key=other"),
+            "kvs-get-response;found=TRUE;value=y;rc=0"
+        );
+        assert_eq!(
+            answer(&mut s, 1, "kvs-put;key=k;value=y;jobid=nope"),
+            "kvs-put-response;rc=-1;errmsg=unknown_jobid_nope"
+        );
     }
 
     #[test]
@@ -458,6 +498,27 @@ mod tests {
             vec![Action::Abort { rank: 0, code: 1 }]
         );
         assert!(answer(&mut s, 0, "spawn;ncmds=1").starts_with("spawn-response;rc=-1;errmsg="));
+        // A well-formed spawn goes to the job, which answers it.
+        match ask(
+            &mut s,
+            1,
+            "spawn;ncmds=1;preputcount=0;subcmd=./child;maxprocs=2;argc=1;argv0=x",
+        )
+        .as_slice()
+        {
+            [Action::Spawn {
+                requester: 1,
+                commands,
+            }] => {
+                assert_eq!(commands.len(), 1);
+                assert_eq!(
+                    (commands[0].nprocs, commands[0].execname.as_str()),
+                    (2, "./child")
+                );
+                assert_eq!(commands[0].args, ["x"]);
+            }
+            other => panic!("spawn: {other:?}"),
+        }
         assert_eq!(
             answer(&mut s, 0, "frobnicate;x=1"),
             "frobnicate-response;rc=-1;errmsg=unknown_command"
