@@ -10,6 +10,8 @@
  *   MPI_Win_flush, N times.
  * Rank 1 waits in MPI_Barrier meanwhile (it makes no other call), as in
  * OSU. N is lowered so that one size takes about BUDGET seconds.
+ * All of it twice: on a window of MPI_Win_allocate, then on one of
+ * MPI_Win_create over malloc'd memory (keys prefixed create_).
  *
  * Output (rank 0, stdout): a comment line, then "put_lat_SIZE us",
  * "put_bw_SIZE MBps" and "fop_lat us" lines. Written for oxmpi's
@@ -65,30 +67,42 @@ static long rounds(int rank, void (*round)(char *, int, MPI_Win), char *buf, int
     return n;
 }
 
-int main(int argc, char **argv) {
-    int rank = pair_init(&argc, &argv, "rma");
-    char *buf = malloc(MAX), *mem;
-    memset(buf, 'a' + rank, MAX);
-    MPI_Win win;
-    MPI_Win_allocate(MAX, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+/* The measures on one window; `prefix` starts each output key. */
+static void measure(int rank, const char *prefix, char *buf, MPI_Win win) {
     MPI_Win_lock_all(0, win);
-    if (rank == 0) printf("# rma: put_lat_SIZE us, put_bw_SIZE MBps, fop_lat us\n");
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
         int size = sizes[s];
         timed(rank, s == 0 ? 2000 : 100, put_flush, buf, size, win); /* warm-up */
         long n = rounds(rank, put_flush, buf, size, win, 100000);
         double t = timed(rank, n, put_flush, buf, size, win);
-        if (rank == 0) printf("put_lat_%d %.3f\n", size, t / n * 1e6);
+        if (rank == 0) printf("%sput_lat_%d %.3f\n", prefix, size, t / n * 1e6);
         n = rounds(rank, put_window, buf, size, win, 10000);
         t = timed(rank, n, put_window, buf, size, win);
-        if (rank == 0) printf("put_bw_%d %.1f\n", size, (double)size * WINDOW * n / t / 1e6);
+        if (rank == 0) printf("%sput_bw_%d %.1f\n", prefix, size, (double)size * WINDOW * n / t / 1e6);
     }
     timed(rank, 1000, fop_flush, buf, 8, win);
     long n = rounds(rank, fop_flush, buf, 8, win, 100000);
     double t = timed(rank, n, fop_flush, buf, 8, win);
-    if (rank == 0) printf("fop_lat %.3f\n", t / n * 1e6);
+    if (rank == 0) printf("%sfop_lat %.3f\n", prefix, t / n * 1e6);
     MPI_Win_unlock_all(win);
+}
+
+int main(int argc, char **argv) {
+    int rank = pair_init(&argc, &argv, "rma");
+    char *buf = malloc(MAX), *mem;
+    memset(buf, 'a' + rank, MAX);
+    if (rank == 0)
+        printf("# rma: put_lat_SIZE us, put_bw_SIZE MBps, fop_lat us (MPI_Win_allocate); the same "
+               "prefixed create_ (MPI_Win_create of malloc'd memory)\n");
+    MPI_Win win;
+    MPI_Win_allocate(MAX, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+    measure(rank, "", buf, win);
     MPI_Win_free(&win);
+    char *exposed = calloc(1, MAX);
+    MPI_Win_create(exposed, MAX, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    measure(rank, "create_", buf, win);
+    MPI_Win_free(&win);
+    free(exposed);
     free(buf);
     MPI_Finalize();
     return 0;
