@@ -108,6 +108,25 @@ pub struct SpawnCommand {
     pub info: Vec<(String, String)>,
 }
 
+/// Two commands of a spawn, for the PMI-1 and PMI-2 clients' tests.
+#[cfg(test)]
+pub(super) fn test_spawn_commands() -> [SpawnCommand; 2] {
+    [
+        SpawnCommand {
+            command: "./a".into(),
+            args: vec!["x y".into()],
+            maxprocs: 2,
+            info: vec![("wdir".into(), "/tmp".into())],
+        },
+        SpawnCommand {
+            command: "./b".into(),
+            args: vec![],
+            maxprocs: 1,
+            info: vec![],
+        },
+    ]
+}
+
 /// The server's notice that a rank failed (see the module's doc).
 pub const FAILURE_NOTICE: &str = "oxmpi_proc_failed";
 /// The request that asks for failure notices.
@@ -721,20 +740,7 @@ mod tests {
             writeln!(server.get_mut(), "cmd=spawn_result rc=-1 msg=no_such_host").unwrap();
             lines
         });
-        let commands = [
-            SpawnCommand {
-                command: "./a".into(),
-                args: vec!["x y".into()],
-                maxprocs: 2,
-                info: vec![("wdir".into(), "/tmp".into())],
-            },
-            SpawnCommand {
-                command: "./b".into(),
-                args: vec![],
-                maxprocs: 1,
-                info: vec![],
-            },
-        ];
+        let commands = test_spawn_commands();
         let preput = [("oxmpi.parent_port".to_string(), "p:1".to_string())];
         let err = client.spawn(&commands, &preput).unwrap_err();
         assert_eq!(err.to_string(), "PMI protocol: no such host");

@@ -327,20 +327,7 @@ mod tests {
         ]);
         let (end, server) = serve(answers);
         let mut client = PmiClient::connect_for_test_with(end, PmiChoice::V2).unwrap();
-        let commands = [
-            SpawnCommand {
-                command: "./a".into(),
-                args: vec!["-x".into(), "y".into()],
-                maxprocs: 2,
-                info: vec![("wdir".into(), "/tmp".into())],
-            },
-            SpawnCommand {
-                command: "./b".into(),
-                args: vec![],
-                maxprocs: 1,
-                info: vec![],
-            },
-        ];
+        let commands = super::super::client::test_spawn_commands();
         let preput = [("PARENT".to_string(), "port#1".to_string())];
         client.spawn(&commands, &preput).unwrap();
         let refused = client.spawn(&commands[1..], &[]).unwrap_err();
@@ -350,7 +337,7 @@ mod tests {
             &requests[4..],
             [
                 "cmd=spawn ncmds=2 preputcount=1 ppkey0=PARENT ppval0=port#1 \
-                 subcmd=./a maxprocs=2 argc=2 argv0=-x argv1=y infokeycount=1 infokey0=wdir infoval0=/tmp \
+                 subcmd=./a maxprocs=2 argc=1 argv0=x y infokeycount=1 infokey0=wdir infoval0=/tmp \
                  subcmd=./b maxprocs=1 argc=0 infokeycount=0",
                 "cmd=spawn ncmds=1 preputcount=0 subcmd=./b maxprocs=1 argc=0 infokeycount=0",
             ]
