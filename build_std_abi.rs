@@ -18,12 +18,7 @@ use super::{exports, Export, Function, Kind, Param};
 
 /// Functions exported but not converted yet (see the README's "Standard
 /// ABI" section).
-pub const UNSUPPORTED: &[&str] = &[
-    // Conversion callbacks get datatypes.
-    "MPI_Register_datarep",
-    // The generalized request class extension.
-    "MPI_Grequest_start",
-];
+pub const UNSUPPORTED: &[&str] = &[];
 
 /// The handle types, with the prefix of their conversion functions.
 const HANDLES: &[(&str, &str)] = &[
@@ -298,7 +293,14 @@ fn conv(f: &Function, export: &Export, p: &Param) -> Conv {
                 None
             };
             let write = (!konst).then(|| format!("cv::{h}_out(x)"));
-            let init = format!("cv::{h}_in(std::ptr::null_mut())");
+            // The value the local starts with, to tell whether oxmpi wrote
+            // it: not one oxmpi writes (a file's MPI_FILE_NULL is the null
+            // pointer, so a file handle starts as another value).
+            let init = if h == "file" {
+                "cv::file_unwritten()".to_string()
+            } else {
+                format!("cv::{h}_in(std::ptr::null_mut())")
+            };
             let many = if many {
                 match array_len(fname, name) {
                     Some(len) => Some(len.to_string()),

@@ -73,6 +73,7 @@ impl Conversion {
         filebuf: *mut c_void,
         extra_state: *mut c_void,
     ) -> Option<c_int> {
+        #[cfg(not(feature = "standard-abi"))]
         match self {
             Conversion::Int(Some(f)) => {
                 let count = count as c_int;
@@ -87,6 +88,73 @@ impl Conversion {
             }
             _ => None,
         }
+        // The standard ABI's functions take its pointer-sized datatype
+        // handle and return its error codes; they were stored with oxmpi's
+        // types, which differ only in the handle's width, and are called
+        // through the standard's.
+        #[cfg(feature = "standard-abi")]
+        {
+            use crate::mpi_abi::standard::{convert as cv, types as s};
+            type StdInt = unsafe extern "C" fn(
+                *mut c_void,
+                s::MPI_Datatype,
+                c_int,
+                *mut c_void,
+                MPI_Offset,
+                *mut c_void,
+            ) -> c_int;
+            type StdLarge = unsafe extern "C" fn(
+                *mut c_void,
+                s::MPI_Datatype,
+                MPI_Count,
+                *mut c_void,
+                MPI_Offset,
+                *mut c_void,
+            ) -> c_int;
+            let handle = cv::datatype_out(datatype);
+            let rc = match self {
+                Conversion::Int(Some(f)) => {
+                    // SAFETY: the program's function (non-null), whose
+                    // type differs from the stored one only in the handle.
+                    let f: StdInt = unsafe { std::mem::transmute(f) };
+                    // SAFETY: as in the MPICH-ABI build (caller's contract).
+                    unsafe { f(userbuf, handle, count as c_int, filebuf, 0, extra_state) }
+                }
+                Conversion::Large(Some(f)) => {
+                    // SAFETY: as above.
+                    let f: StdLarge = unsafe { std::mem::transmute(f) };
+                    // SAFETY: as above.
+                    unsafe { f(userbuf, handle, count as MPI_Count, filebuf, 0, extra_state) }
+                }
+                _ => return None,
+            };
+            Some(cv::code_in(rc))
+        }
+    }
+}
+
+/// Calls the program's extent function on `datatype` (in the standard-ABI
+/// library through the standard's type, as [`Conversion::call`] does).
+fn call_extent(
+    f: unsafe extern "C" fn(MPI_Datatype, *mut MPI_Aint, *mut c_void) -> c_int,
+    datatype: MPI_Datatype,
+    extent: &mut MPI_Aint,
+    extra_state: *mut c_void,
+) -> c_int {
+    #[cfg(not(feature = "standard-abi"))]
+    {
+        // SAFETY: the program's extent function, given a live local to write.
+        unsafe { f(datatype, extent, extra_state) }
+    }
+    #[cfg(feature = "standard-abi")]
+    {
+        use crate::mpi_abi::standard::{convert as cv, types as s};
+        type StdExtent = unsafe extern "C" fn(s::MPI_Datatype, *mut MPI_Aint, *mut c_void) -> c_int;
+        // SAFETY: the program's function, whose type differs from the
+        // stored one only in the handle's width.
+        let f: StdExtent = unsafe { std::mem::transmute(f) };
+        // SAFETY: as above, with the standard handle.
+        cv::code_in(unsafe { f(cv::datatype_out(datatype), extent, extra_state) })
     }
 }
 
@@ -144,8 +212,7 @@ pub fn file_extent(rep: &UserDatarep, datatype: MPI_Datatype) -> MpiResult<MPI_A
     let cb = callbacks(rep);
     let mut extent: MPI_Aint = 0;
     let f = cb.extent.expect("checked at registration");
-    // SAFETY: the program's extent function, given a live local to write.
-    let rc = unsafe { f(datatype, &mut extent, cb.extra_state) };
+    let rc = call_extent(f, datatype, &mut extent, cb.extra_state);
     if rc != MPI_SUCCESS {
         return Err(MpiError::new(
             MPI_ERR_CONVERSION,

@@ -16,8 +16,10 @@ use super::user_buffer::{byte_type, UserBuffer};
 use crate::core::error::{MpiError, MpiResult};
 use crate::mpi_abi::constants::*;
 
-/// Bytes every buffered message costs beyond its data.
-pub const OVERHEAD: usize = MPI_BSEND_OVERHEAD as usize;
+/// Bytes every buffered message costs beyond its data: the header's
+/// `MPI_BSEND_OVERHEAD` of the library being built (MPICH's or the
+/// standard ABI's).
+pub const OVERHEAD: usize = crate::mpi_abi::standard::values::BSEND_OVERHEAD as usize;
 
 pub struct AttachedBuffer {
     base: usize,

@@ -110,6 +110,42 @@ pub mod classes {
     }
 }
 
+/// Calls a C query function on `status`. In the standard-ABI library the
+/// program's function takes the standard's `MPI_Status` (stored with
+/// oxmpi's function type: same representation), so it fills one in that
+/// layout, converted back here, and returns a standard error code.
+fn query_c(
+    query: unsafe extern "C" fn(*mut c_void, *mut MPI_Status) -> c_int,
+    state: *mut c_void,
+    status: &mut MPI_Status,
+) -> c_int {
+    #[cfg(not(feature = "standard-abi"))]
+    {
+        // SAFETY: the program's query function with its own extra_state and
+        // a valid status, as MPI specifies; no lock is held.
+        unsafe { query(state, status) }
+    }
+    #[cfg(feature = "standard-abi")]
+    {
+        use crate::mpi_abi::standard::{convert as cv, types as s};
+        let mut standard = cv::status_out(status);
+        // SAFETY: as above, with a valid status of the standard's layout,
+        // the one the program's function was written for.
+        let code = unsafe { query(state, (&mut standard as *mut s::MPI_Status).cast()) };
+        *status = cv::status_in(&standard);
+        cv::code_in(code)
+    }
+}
+
+/// A C callback's error code in oxmpi's codes (in the standard-ABI
+/// library the program returns standard ones).
+fn code_in(code: c_int) -> c_int {
+    #[cfg(feature = "standard-abi")]
+    return crate::mpi_abi::standard::convert::code_in(code);
+    #[cfg(not(feature = "standard-abi"))]
+    code
+}
+
 /// A callback's return code as an error (`None` for `MPI_SUCCESS`).
 fn callback_error(code: c_int, what: &str) -> Option<MpiError> {
     (code != MPI_SUCCESS).then(|| {
@@ -151,9 +187,7 @@ impl Generalized {
             }
             ierr
         } else {
-            // SAFETY: the program's query function with its own extra_state and
-            // a valid status, as MPI specifies; no lock is held.
-            unsafe { query(self.state(), &mut status) }
+            query_c(query, self.state(), &mut status)
         };
         let error = callback_error(code, "query");
         if error.is_some() {
@@ -177,7 +211,7 @@ impl Generalized {
         }
         // SAFETY: the program's free function with its own extra_state; it
         // is called once, after the last query; no lock is held.
-        callback_error(unsafe { free(self.state()) }, "free")
+        callback_error(code_in(unsafe { free(self.state()) }), "free")
     }
 
     /// Calls the cancel function; `complete`: `MPI_Grequest_complete` was
@@ -197,7 +231,10 @@ impl Generalized {
         }
         // SAFETY: the program's cancel function with its own extra_state;
         // no lock is held.
-        callback_error(unsafe { cancel(self.state(), complete as c_int) }, "cancel")
+        callback_error(
+            code_in(unsafe { cancel(self.state(), complete as c_int) }),
+            "cancel",
+        )
     }
 
     /// Whether the request has a poll (or wait) function to drive it.

@@ -88,6 +88,14 @@ pub fn file_out(h: m::MPI_File) -> s::MPI_File {
     std::ptr::without_provenance_mut(handle_out(HandleKind::File, h as usize as u32 as c_int))
 }
 
+/// What a standard-ABI entry point's local file handle starts as: a value
+/// oxmpi never writes (its handles are 32-bit table handles, and its
+/// `MPI_FILE_NULL` is 0), so that an `MPI_FILE_NULL` written by a failed
+/// `MPI_File_open` reaches the program.
+pub fn file_unwritten() -> m::MPI_File {
+    std::ptr::without_provenance_mut(usize::MAX)
+}
+
 /// The standard handle of an oxmpi int handle whose kind its MPICH object
 /// bits tell (an attribute callback's object: communicator, datatype or
 /// window).

@@ -482,5 +482,14 @@ pub const MAX_INFO_KEY: c_int = if cfg!(feature = "standard-abi") {
     c::MPI_MAX_INFO_KEY
 };
 
+/// `MPI_BSEND_OVERHEAD` of the library being built: the bytes a buffered
+/// message costs beyond its data, 512 in the standard ABI, 96 in MPICH's
+/// (programs size their attached buffers with the header's value).
+pub const BSEND_OVERHEAD: c_int = if cfg!(feature = "standard-abi") {
+    512
+} else {
+    c::MPI_BSEND_OVERHEAD
+};
+
 /// The standard ABI's version, as `MPI_Abi_get_version` reports it.
 pub const ABI_VERSION: (c_int, c_int) = (1, 0);
