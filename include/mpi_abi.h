@@ -983,8 +983,8 @@ int MPI_Graphdims_get(MPI_Comm comm, int* nnodes, int* nedges);
 int PMPI_Graphdims_get(MPI_Comm comm, int* nnodes, int* nedges);
 int MPI_Grequest_complete(MPI_Request request);
 int PMPI_Grequest_complete(MPI_Request request);
-int MPI_Grequest_start(MPI_Grequest_query_function* query_fn, MPI_Grequest_free_function* free_fn, MPI_Grequest_cancel_function* cancel_fn, void* extra_state, MPI_Request* request); /* not supported in oxmpi's standard ABI build yet */
-int PMPI_Grequest_start(MPI_Grequest_query_function* query_fn, MPI_Grequest_free_function* free_fn, MPI_Grequest_cancel_function* cancel_fn, void* extra_state, MPI_Request* request); /* not supported in oxmpi's standard ABI build yet */
+int MPI_Grequest_start(MPI_Grequest_query_function* query_fn, MPI_Grequest_free_function* free_fn, MPI_Grequest_cancel_function* cancel_fn, void* extra_state, MPI_Request* request);
+int PMPI_Grequest_start(MPI_Grequest_query_function* query_fn, MPI_Grequest_free_function* free_fn, MPI_Grequest_cancel_function* cancel_fn, void* extra_state, MPI_Request* request);
 int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int* result);
 int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int* result);
 int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup);
@@ -1311,10 +1311,10 @@ int MPI_Reduce_scatter_init(const void* sendbuf, void* recvbuf, const int* recvc
 int PMPI_Reduce_scatter_init(const void* sendbuf, void* recvbuf, const int* recvcounts, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request* request);
 int MPI_Reduce_scatter_init_c(const void* sendbuf, void* recvbuf, const MPI_Count* recvcounts, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request* request);
 int PMPI_Reduce_scatter_init_c(const void* sendbuf, void* recvbuf, const MPI_Count* recvcounts, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request* request);
-int MPI_Register_datarep(const char* datarep, MPI_Datarep_conversion_function* read_conversion_fn, MPI_Datarep_conversion_function* write_conversion_fn, MPI_Datarep_extent_function* dtype_file_extent_fn, void* extra_state); /* not supported in oxmpi's standard ABI build yet */
-int PMPI_Register_datarep(const char* datarep, MPI_Datarep_conversion_function* read_conversion_fn, MPI_Datarep_conversion_function* write_conversion_fn, MPI_Datarep_extent_function* dtype_file_extent_fn, void* extra_state); /* not supported in oxmpi's standard ABI build yet */
-int MPI_Register_datarep_c(const char* datarep, MPI_Datarep_conversion_function_c* read_conversion_fn, MPI_Datarep_conversion_function_c* write_conversion_fn, MPI_Datarep_extent_function* dtype_file_extent_fn, void* extra_state); /* not supported in oxmpi's standard ABI build yet */
-int PMPI_Register_datarep_c(const char* datarep, MPI_Datarep_conversion_function_c* read_conversion_fn, MPI_Datarep_conversion_function_c* write_conversion_fn, MPI_Datarep_extent_function* dtype_file_extent_fn, void* extra_state); /* not supported in oxmpi's standard ABI build yet */
+int MPI_Register_datarep(const char* datarep, MPI_Datarep_conversion_function* read_conversion_fn, MPI_Datarep_conversion_function* write_conversion_fn, MPI_Datarep_extent_function* dtype_file_extent_fn, void* extra_state);
+int PMPI_Register_datarep(const char* datarep, MPI_Datarep_conversion_function* read_conversion_fn, MPI_Datarep_conversion_function* write_conversion_fn, MPI_Datarep_extent_function* dtype_file_extent_fn, void* extra_state);
+int MPI_Register_datarep_c(const char* datarep, MPI_Datarep_conversion_function_c* read_conversion_fn, MPI_Datarep_conversion_function_c* write_conversion_fn, MPI_Datarep_extent_function* dtype_file_extent_fn, void* extra_state);
+int PMPI_Register_datarep_c(const char* datarep, MPI_Datarep_conversion_function_c* read_conversion_fn, MPI_Datarep_conversion_function_c* write_conversion_fn, MPI_Datarep_extent_function* dtype_file_extent_fn, void* extra_state);
 int MPI_Request_free(MPI_Request* request);
 int PMPI_Request_free(MPI_Request* request);
 int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status);
