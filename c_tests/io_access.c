@@ -7,10 +7,14 @@
  * strided memory datatype, short reads at the end of the file, external32
  * (big-endian in the file), atomic mode and offsets past 4 GiB (a sparse
  * file, written with MPI_File_write_at_c). Collective calls go through
- * collective buffering (every rank an aggregator), or with the argument
- * `one-aggregator` through one, or with `small-buffer` through two whose
- * cb_buffer_size of 52 bytes takes each domain in many rounds (windows
- * that cut ints), or with `independent` without it. */
+ * collective buffering (by default one aggregator per node, which
+ * MPI_File_get_info reports as cb_config_list "*:1"), or with the
+ * argument `every-member` through every rank (cb_config_list "*:*"), with
+ * `two-per-node` through two per node with a cb_buffer_size of 52 bytes,
+ * with `one-aggregator` through one (cb_nodes), or with `small-buffer`
+ * through two whose cb_buffer_size of 52 bytes takes each domain in many
+ * rounds (windows that cut ints), or with `independent` without it. The
+ * testlist also runs it on simulated hosts (several nodes). */
 #include "mpitest.h"
 #include <fcntl.h>
 #include <stdint.h>
@@ -167,10 +171,28 @@ int main(int argc, char **argv) {
     } else if (argc > 1 && strcmp(argv[1], "small-buffer") == 0) {
         MPI_Info_set(info, "cb_nodes", "2");
         MPI_Info_set(info, "cb_buffer_size", "52");
+    } else if (argc > 1 && strcmp(argv[1], "every-member") == 0) {
+        MPI_Info_set(info, "cb_config_list", "*:*");
+    } else if (argc > 1 && strcmp(argv[1], "two-per-node") == 0) {
+        MPI_Info_set(info, "cb_config_list", "*:2");
+        MPI_Info_set(info, "cb_buffer_size", "52");
     }
     CHECK_CLASS(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh),
                 MPI_SUCCESS);
     MPI_Info_free(&info);
+    /* The aggregators per node in effect: one by default, as in ROMIO. */
+    {
+        MPI_Info used;
+        char list[MPI_MAX_INFO_VAL + 1] = "";
+        int flag = 0;
+        MPI_File_get_info(fh, &used);
+        MPI_Info_get(used, "cb_config_list", MPI_MAX_INFO_VAL, list, &flag);
+        const char *want = argc > 1 && strcmp(argv[1], "every-member") == 0   ? "*:*"
+                           : argc > 1 && strcmp(argv[1], "two-per-node") == 0 ? "*:2"
+                                                                               : "*:1";
+        CHECK(flag && strcmp(list, want) == 0, "cb_config_list '%s', expected '%s'", list, want);
+        MPI_Info_free(&used);
+    }
 
     for (int kind = 0; kind < 3; kind++) {
         for (int variant = 0; variant < NVARIANTS; variant++) {

@@ -225,8 +225,9 @@ fn prepare(h: c_int, at: Position, mem: &Memory, write: bool) -> MpiResult<Prepa
 
 /// Whether a collective call on this file goes through collective
 /// buffering, and how: the `romio_cb_read` / `romio_cb_write` hint
-/// (`disable` turns it off), `cb_nodes` (aggregators; default every
-/// member) and `cb_buffer_size` (bytes an aggregator handles per round).
+/// (`disable` turns it off), `cb_config_list` (`*:N`: N aggregators per
+/// node, default 1) and `cb_nodes` (how many aggregators), and
+/// `cb_buffer_size` (bytes an aggregator handles per round).
 fn buffering(h: c_int, open: &OpenFile, key: &str) -> MpiResult<Option<two_phase::Buffering>> {
     if open.channel.size() < 2 {
         return Ok(None);
@@ -242,8 +243,18 @@ fn buffering(h: c_int, open: &OpenFile, key: &str) -> MpiResult<Option<two_phase
             .and_then(|v| v.trim().parse().ok())
             .filter(|&n| n > 0))
     };
+    let per_node = match hints.get("cb_config_list")?.map(str::trim) {
+        Some("*:*") => usize::MAX,
+        Some(list) => list
+            .strip_prefix("*:")
+            .and_then(|n| n.trim().parse::<usize>().ok())
+            .filter(|&n| n > 0)
+            .unwrap_or(1),
+        None => 1,
+    };
+    let cb_nodes = number("cb_nodes")?.map(|n| n as usize);
     Ok(Some(two_phase::Buffering {
-        aggregators: number("cb_nodes")?.map_or(open.channel.size(), |n| n as usize),
+        aggregators: two_phase::aggregator_ranks(&open.node_indexes, per_node, cb_nodes),
         window: number("cb_buffer_size")?.unwrap_or(super::CB_BUFFER_SIZE),
     }))
 }

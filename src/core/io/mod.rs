@@ -63,6 +63,8 @@ pub struct OpenFile {
     pub channel: Channel,
     /// `None` when no sidecar could be made (shared-pointer calls fail).
     pub shared: Option<SharedPointer>,
+    /// Per member, its place among the members on its node (0: the first).
+    pub node_indexes: Vec<u32>,
 }
 
 /// A pending split collective (`*_begin` done, `*_end` not yet).
@@ -91,12 +93,16 @@ const CB_BUFFER_SIZE_TEXT: &str = "16777216";
 
 /// The hints every file reports, with their defaults (the program's
 /// values replace them; other keys the program gives are kept as given),
-/// besides `cb_nodes`, the number of aggregators of collective buffering
-/// (default: every member). `romio_cb_read`/`romio_cb_write` `disable`
-/// turn collective buffering off; an aggregator holds at most
-/// `cb_buffer_size` bytes of its domain at a time.
-const DEFAULT_HINTS: [(&str, &str); 3] = [
+/// besides `cb_nodes`, the number of aggregators of collective buffering.
+/// `cb_config_list` `*:N` makes the first N members of each node
+/// aggregators (`*:*` every member; other forms of ROMIO's list are taken
+/// as the default, one per node); `cb_nodes` sets how many instead, taken
+/// over the nodes in turn. `romio_cb_read`/`romio_cb_write` `disable` turn
+/// collective buffering off; an aggregator holds at most `cb_buffer_size`
+/// bytes of its domain at a time.
+const DEFAULT_HINTS: [(&str, &str); 4] = [
     ("cb_buffer_size", CB_BUFFER_SIZE_TEXT),
+    ("cb_config_list", "*:1"),
     ("romio_cb_read", "automatic"),
     ("romio_cb_write", "automatic"),
 ];
@@ -286,14 +292,31 @@ fn open_on(own: MPI_Comm, name: &str, amode: c_int) -> MpiResult<OpenFile> {
         }
     };
     let outcome = fd.as_ref().map(|_| ()).map_err(|e| e.clone());
-    if let Err(e) = agree(&ch, &outcome, 0, &what) {
-        if ch.rank == 0 {
-            if let Some(s) = &shared {
-                let _ = std::fs::remove_file(&s.path);
+    // With the outcome, each member's place among the members on its node
+    // (for choosing aggregators, see `two_phase::aggregator_ranks`).
+    let on_node: Vec<_> = match runtime::lock().process() {
+        Ok(p) => p
+            .psets
+            .members("mpix://SHARED")
+            .map(|m| m.to_vec())
+            .unwrap_or_default(),
+        Err(_) => Vec::new(),
+    };
+    let node_index = ch.members[..ch.rank]
+        .iter()
+        .filter(|m| on_node.contains(m))
+        .count() as u64;
+    let node_indexes = match agree(&ch, &outcome, node_index, &what) {
+        Ok(values) => values.into_iter().map(|v| v as u32).collect(),
+        Err(e) => {
+            if ch.rank == 0 {
+                if let Some(s) = &shared {
+                    let _ = std::fs::remove_file(&s.path);
+                }
             }
+            return Err(e);
         }
-        return Err(e);
-    }
+    };
     Ok(OpenFile {
         fd: fd?,
         path,
@@ -301,6 +324,7 @@ fn open_on(own: MPI_Comm, name: &str, amode: c_int) -> MpiResult<OpenFile> {
         comm: own,
         channel: ch,
         shared,
+        node_indexes,
     })
 }
 

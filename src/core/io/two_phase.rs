@@ -1,8 +1,9 @@
 //! Collective buffering (two-phase I/O) for the `*_all` calls.
 //!
 //! The members agree on the byte range all of them touch, cut it into
-//! one contiguous file domain per aggregator (`cb_nodes` of them, spread
-//! evenly over the ranks; every member by default), and send each
+//! one contiguous file domain per aggregator (the first member of each
+//! node by default: `cb_config_list` `*:N` makes it N per node, `cb_nodes`
+//! a number spread over the nodes; see [`aggregator_ranks`]), and send each
 //! aggregator the pieces that fall into its domain (offsets, lengths and,
 //! for a write, the data). Each aggregator sorts what it got and accesses
 //! the file in runs: pieces that touch or overlap become one `pwrite`;
@@ -29,13 +30,40 @@ use std::os::unix::fs::FileExt;
 /// and dropped): one larger `pread` beats two small ones.
 pub const SIEVE_GAP: u64 = 64 * 1024;
 
-/// How collective buffering is set up for a call: the `cb_nodes` and
-/// `cb_buffer_size` hints.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How collective buffering is set up for a call: the aggregators (from
+/// the `cb_config_list` and `cb_nodes` hints, see [`aggregator_ranks`])
+/// and `cb_buffer_size`.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Buffering {
-    pub aggregators: usize,
+    /// The aggregators' ranks, ascending (at least one).
+    pub aggregators: Vec<usize>,
     /// Bytes of its domain an aggregator handles per round (at least 1).
     pub window: u64,
+}
+
+/// The aggregators of a communicator whose member `r` is the
+/// `node_index[r]`-th member on its node: `per_node` on every node (the
+/// first members of each), or, with `cb_nodes`, that many, taken first
+/// from each node's first members, then from its second ones... (so they
+/// spread over the nodes); at least one, at most every member. Ascending.
+pub fn aggregator_ranks(
+    node_index: &[u32],
+    per_node: usize,
+    cb_nodes: Option<usize>,
+) -> Vec<usize> {
+    let mut candidates: Vec<usize> = (0..node_index.len()).collect();
+    candidates.sort_by_key(|&r| (node_index[r], r));
+    let count = cb_nodes
+        .unwrap_or_else(|| {
+            node_index
+                .iter()
+                .filter(|&&i| (i as usize) < per_node)
+                .count()
+        })
+        .clamp(1, node_index.len().max(1));
+    let mut chosen: Vec<usize> = candidates.into_iter().take(count).collect();
+    chosen.sort_unstable();
+    chosen
 }
 
 /// How the file range is cut among the aggregators, and each domain into
@@ -43,7 +71,8 @@ pub struct Buffering {
 struct Domains {
     lo: u64,
     step: u64,
-    aggregators: usize,
+    /// The aggregators' ranks: domain `d` is `aggregators[d]`'s.
+    aggregators: Vec<usize>,
     size: usize,
     window: u64,
     /// Rounds every member takes part in: the windows of the longest
@@ -68,8 +97,12 @@ impl Domains {
         if lo >= hi {
             return Ok(None);
         }
-        let aggregators = buffering.aggregators.clamp(1, ch.size());
-        let step = (hi - lo).div_ceil(aggregators as u64);
+        let mut aggregators = buffering.aggregators;
+        aggregators.retain(|&r| r < ch.size());
+        if aggregators.is_empty() {
+            aggregators.push(0);
+        }
+        let step = (hi - lo).div_ceil(aggregators.len() as u64);
         let window = buffering.window.max(1);
         Ok(Some(Domains {
             lo,
@@ -86,9 +119,9 @@ impl Domains {
     /// The domain holding byte `offset`, the window (round) of that domain
     /// holding it, and where that window ends.
     fn cell_of(&self, offset: u64) -> (usize, usize, u64) {
-        let d = (((offset - self.lo) / self.step) as usize).min(self.aggregators - 1);
+        let d = (((offset - self.lo) / self.step) as usize).min(self.aggregators.len() - 1);
         let start = self.lo + d as u64 * self.step;
-        let end = if d + 1 == self.aggregators {
+        let end = if d + 1 == self.aggregators.len() {
             u64::MAX
         } else {
             start + self.step
@@ -100,7 +133,7 @@ impl Domains {
 
     /// The rank of aggregator `d`.
     fn rank_of(&self, d: usize) -> usize {
-        d * self.size / self.aggregators
+        self.aggregators[d]
     }
 
     /// My pieces cut at window boundaries (see [`Cut`]).
@@ -322,11 +355,34 @@ mod tests {
         Domains {
             lo: 100,
             step: 50,
-            aggregators: 2,
+            aggregators: vec![0, 2],
             size: 4,
             window,
             rounds,
         }
+    }
+
+    #[test]
+    fn io_aggregators_spread_over_the_nodes() {
+        // Two nodes of 3: ranks 0, 1, 2 and 3, 4, 5.
+        let two_nodes = [0, 1, 2, 0, 1, 2];
+        assert_eq!(aggregator_ranks(&two_nodes, 1, None), [0, 3]);
+        assert_eq!(aggregator_ranks(&two_nodes, 2, None), [0, 1, 3, 4]);
+        assert_eq!(
+            aggregator_ranks(&two_nodes, usize::MAX, None),
+            [0, 1, 2, 3, 4, 5]
+        );
+        // cb_nodes takes the first of each node first.
+        assert_eq!(aggregator_ranks(&two_nodes, 1, Some(3)), [0, 1, 3]);
+        assert_eq!(
+            aggregator_ranks(&two_nodes, 1, Some(99)),
+            [0, 1, 2, 3, 4, 5]
+        );
+        // Interleaved placement: ranks 0, 2, 4 on one node, 1, 3, 5 on the other.
+        assert_eq!(aggregator_ranks(&[0, 0, 1, 1, 2, 2], 1, None), [0, 1]);
+        // One node: one aggregator by default; never none.
+        assert_eq!(aggregator_ranks(&[0, 1, 2, 3], 1, None), [0]);
+        assert_eq!(aggregator_ranks(&[0, 1, 2, 3], 0, None), [0]);
     }
 
     #[test]
