@@ -108,6 +108,19 @@ pub struct SpawnCommand {
     pub info: Vec<(String, String)>,
 }
 
+/// A spawn's answer as a result: `rc=0`, or the launcher's reason (its
+/// field `reason`, words joined by `_` on the wire).
+pub(super) fn spawn_outcome(answer: &PmiMessage, reason: &str) -> Result<(), PmiError> {
+    match answer.get("rc") {
+        Some("0") => Ok(()),
+        _ => Err(PmiError::Protocol(
+            answer
+                .get(reason)
+                .map_or_else(|| format!("{answer}"), |m| m.replace('_', " ")),
+        )),
+    }
+}
+
 /// Two commands of a spawn, for the PMI-1 and PMI-2 clients' tests.
 #[cfg(test)]
 pub(super) fn test_spawn_commands() -> [SpawnCommand; 2] {
@@ -496,14 +509,7 @@ impl PmiClient {
         log::trace!("PMI -> {}", text.replace('\n', " "));
         self.stream.write_all(text.as_bytes())?;
         let answer = self.expect("spawn_result")?;
-        match answer.get("rc") {
-            Some("0") => Ok(()),
-            _ => Err(PmiError::Protocol(
-                answer
-                    .get("msg")
-                    .map_or_else(|| format!("{answer}"), |m| m.replace('_', " ")),
-            )),
-        }
+        spawn_outcome(&answer, "msg")
     }
 
     /// The launcher's name service (`MPI_Publish_name`): whether `service`

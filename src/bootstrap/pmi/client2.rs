@@ -12,7 +12,7 @@
 //! key until every process has reached the asking process's latest fence:
 //! under Hydra every process must start its epochs together, as with
 //! PMI-1.
-use super::client::{parse_field, PmiClient, PmiError, SpawnCommand};
+use super::client::{parse_field, spawn_outcome, PmiClient, PmiError, SpawnCommand};
 use super::wire::PmiMessage;
 
 impl PmiClient {
@@ -135,14 +135,7 @@ impl PmiClient {
             }
         }
         let answer = self.request(m, "spawn-response")?;
-        match answer.get("rc") {
-            Some("0") => Ok(()),
-            _ => Err(PmiError::Protocol(
-                answer
-                    .get("errmsg")
-                    .map_or_else(|| format!("{answer}"), |m| m.replace('_', " ")),
-            )),
-        }
+        spawn_outcome(&answer, "errmsg")
     }
 
     pub(super) fn publish_name_v2(&mut self, service: &str, port: &str) -> Result<bool, PmiError> {
