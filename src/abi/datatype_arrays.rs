@@ -149,37 +149,28 @@ impl DarrayArgs {
                 ));
             }
             grid = grid.saturating_mul(p);
-            let block = match darg {
-                d if d == MPI_DISTRIBUTE_DFLT_DARG as i64 => None,
-                d if d >= 1 => Some(d as usize),
-                d => {
-                    let what = "is neither positive nor MPI_DISTRIBUTE_DFLT_DARG";
+            let dist = Distribution::from_mpi(self.distribs[i] as c_int, darg as c_int)
+                .ok_or_else(|| {
+                    if darg != MPI_DISTRIBUTE_DFLT_DARG as i64 && darg < 1 {
+                        let what = "is neither positive nor MPI_DISTRIBUTE_DFLT_DARG";
+                        MpiError::new(MPI_ERR_ARG, format!("array_of_dargs[{i}] = {darg} {what}"))
+                    } else {
+                        let d = self.distribs[i];
+                        MpiError::new(
+                            MPI_ERR_ARG,
+                            format!("array_of_distribs[{i}] = {d} is not a distribution"),
+                        )
+                    }
+                })?;
+            if let Distribution::Block(Some(b)) = dist {
+                if (b as i64).saturating_mul(p) < g {
                     return Err(MpiError::new(
                         MPI_ERR_ARG,
-                        format!("array_of_dargs[{i}] = {d} {what}"),
+                        format!("dimension {i}: {p} blocks of {b} do not cover {g} elements"),
                     ));
                 }
-            };
-            out.push(match self.distribs[i] as c_int {
-                MPI_DISTRIBUTE_NONE => Distribution::None,
-                MPI_DISTRIBUTE_CYCLIC => Distribution::Cyclic(block),
-                MPI_DISTRIBUTE_BLOCK => {
-                    if block.is_some_and(|b| (b as i64).saturating_mul(p) < g) {
-                        let b = block.unwrap_or(0);
-                        return Err(MpiError::new(
-                            MPI_ERR_ARG,
-                            format!("dimension {i}: {p} blocks of {b} do not cover {g} elements"),
-                        ));
-                    }
-                    Distribution::Block(block)
-                }
-                d => {
-                    return Err(MpiError::new(
-                        MPI_ERR_ARG,
-                        format!("array_of_distribs[{i}] = {d} is not a distribution"),
-                    ))
-                }
-            });
+            }
+            out.push(dist);
         }
         if grid != size as i64 {
             return Err(MpiError::new(

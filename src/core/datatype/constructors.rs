@@ -37,6 +37,24 @@ pub enum Distribution {
     None,
 }
 
+impl Distribution {
+    /// From `MPI_DISTRIBUTE_*` and its `darg` (`MPI_DISTRIBUTE_DFLT_DARG`
+    /// or a positive block size); `None` for anything else.
+    pub fn from_mpi(distrib: c_int, darg: c_int) -> Option<Distribution> {
+        let block = match darg {
+            MPI_DISTRIBUTE_DFLT_DARG => None,
+            d if d >= 1 => Some(d as usize),
+            _ => return None,
+        };
+        match distrib {
+            MPI_DISTRIBUTE_NONE => Some(Distribution::None),
+            MPI_DISTRIBUTE_CYCLIC => Some(Distribution::Cyclic(block)),
+            MPI_DISTRIBUTE_BLOCK => Some(Distribution::Block(block)),
+            _ => None,
+        }
+    }
+}
+
 fn too_large() -> MpiError {
     MpiError::new(
         MPI_ERR_ARG,

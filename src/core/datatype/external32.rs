@@ -7,7 +7,7 @@
 //! value by value along the signature; unpacking the other way round.
 use super::builtin::{self, PrimId};
 use super::Datatype;
-use crate::core::error::{MpiError, MpiResult};
+use crate::core::error::MpiResult;
 use crate::mpi_abi::constants::*;
 
 /// How one native field becomes its external form.
@@ -96,12 +96,7 @@ fn fields(id: PrimId) -> &'static [Field] {
 impl Datatype {
     /// Bytes of `count` elements in external32.
     pub fn external32_size(&self, count: usize) -> MpiResult<usize> {
-        let mut per = 0usize;
-        self.signature().for_each_value(&mut |id, n| {
-            per += n * fields(id).iter().map(|f| f.external()).sum::<usize>();
-        });
-        per.checked_mul(count)
-            .ok_or_else(|| MpiError::new(MPI_ERR_ARG, "external32 size overflows"))
+        self.size_in(count, &mut |id| Ok(value_size(id)))
     }
 
     /// Packs `count` elements at `buf` in external32 into `out`, which
@@ -147,20 +142,34 @@ impl Datatype {
     /// As [`Datatype::unpack_range`].
     pub unsafe fn unpack_external32(&self, buf: *mut u8, count: usize, input: &[u8]) -> usize {
         let mut native = vec![0u8; self.size() * count];
-        let from = self.external32_to_native(count, input, &mut native);
+        let (from, _) = self.external32_to_native(count, input, &mut native);
         // SAFETY: forwarded from the caller.
         unsafe { self.unpack_range(buf, count, 0, &native) };
         from
     }
 
     /// Converts `count` elements from external32 `input` to their packed
-    /// native form in `native`; returns the external32 bytes read.
-    pub fn external32_to_native(&self, count: usize, input: &[u8], native: &mut [u8]) -> usize {
+    /// native form in `native`; returns the external32 bytes read and the
+    /// native bytes written. A short `input` (the end of a file) stops the
+    /// conversion before the first value it does not hold whole.
+    pub fn external32_to_native(
+        &self,
+        count: usize,
+        input: &[u8],
+        native: &mut [u8],
+    ) -> (usize, usize) {
         let (mut from, mut to) = (0, 0);
+        let mut short = false;
         for _ in 0..count {
             self.signature().for_each_value(&mut |id, n| {
+                let fields = fields(id);
+                let whole: usize = fields.iter().map(|f| f.external()).sum();
                 for _ in 0..n {
-                    for &f in fields(id) {
+                    if short || from + whole > input.len() {
+                        short = true;
+                        return;
+                    }
+                    for &f in fields {
                         decode(
                             f,
                             &input[from..from + f.external()],
@@ -171,9 +180,17 @@ impl Datatype {
                     }
                 }
             });
+            if short {
+                break;
+            }
         }
-        from
+        (from, to)
     }
+}
+
+/// Bytes of one value of a predefined type in external32.
+pub fn value_size(id: PrimId) -> usize {
+    fields(id).iter().map(|f| f.external()).sum()
 }
 
 fn encode(f: Field, native: &[u8], out: &mut [u8]) {

@@ -20,6 +20,7 @@ pub mod constructors;
 pub mod external32;
 pub mod pack;
 pub mod registry;
+pub mod representation;
 pub mod signature;
 pub mod typemap;
 
