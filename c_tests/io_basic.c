@@ -205,7 +205,7 @@ int main(int argc, char **argv) {
                 MPI_ERR_DUP_DATAREP);
     CHECK_CLASS(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "swapped", MPI_INFO_NULL), MPI_SUCCESS);
     MPI_File_get_type_extent(fh, MPI_INT, &ext);
-    CHECK(ext == 4 && extent_calls == 1, "swapped extent %ld (%d calls)", (long)ext, extent_calls);
+    CHECK(ext == 4 && extent_calls >= 1, "swapped extent %ld (%d calls)", (long)ext, extent_calls);
     int ints[2] = {0x01020304, rank}, back[2] = {0, 0};
     MPI_File_write_at(fh, 2 * rank, ints, 2, MPI_INT, MPI_STATUS_IGNORE);
     MPI_File_sync(fh);

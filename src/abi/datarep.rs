@@ -3,12 +3,17 @@
 //! first: a NULL or too long name is `MPI_ERR_ARG`, a predefined or
 //! already registered name `MPI_ERR_DUP_DATAREP`.
 //!
-//! oxmpi lays the file out natively under a registered representation
-//! (the extent function answers `MPI_File_get_type_extent` only): the
-//! write conversion fills the file's bytes of an access from the
-//! program's buffer, the read conversion the buffer from them, each
-//! called once per access with position 0. `MPI_CONVERSION_FN_NULL`
-//! moves the data as it is.
+//! Under a registered representation, the extent function gives each
+//! predefined type's size in the file (asked once per type when a view is
+//! set and per access, and by `MPI_File_get_type_extent`); views lie in the
+//! file by those sizes (`core::datatype::representation`). The write
+//! conversion fills the file's bytes of an access (its elements packed in
+//! the file's representation) from the program's buffer, the read
+//! conversion the buffer from them, each called once per access with
+//! position 0 (a short read at the end of the file converts the whole
+//! elements it got). `MPI_CONVERSION_FN_NULL` moves the data as it is,
+//! which needs file extents equal to the native sizes (else
+//! `MPI_ERR_CONVERSION`).
 use std::os::raw::{c_char, c_int, c_void};
 use std::sync::Arc;
 
@@ -198,6 +203,7 @@ pub unsafe fn register_datarep<F: ConversionFunction>(
             extent: dtype_file_extent_fn,
             extra_state,
         }),
+        extent_of: file_extent,
     })
 }
 

@@ -215,11 +215,7 @@ pub unsafe fn get_type_extent(fh: MPI_File, dt: MPI_Datatype, extent: *mut MPI_C
     let extent = unsafe { out(extent, "extent") }?;
     let rep = core_io::with(handle(fh), |f| f.view.datarep.clone())?;
     let t = datatype::lookup(dt)?;
-    *extent = match rep {
-        Datarep::External32 if t.is_predefined() => t.external32_size(1)? as MPI_Count,
-        Datarep::User(u) => crate::abi::datarep::file_extent(&u, dt)? as MPI_Count,
-        _ => t.extent() as MPI_Count,
-    };
+    *extent = rep.layout(&t)?.extent() as MPI_Count;
     Ok(())
 }
 

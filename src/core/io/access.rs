@@ -1,6 +1,7 @@
 //! Data access: explicit offsets, the individual pointer and the shared
 //! pointer, each independent or collective. The program's data is packed
-//! into one buffer (converted to external32 when the view asks), then
+//! into one buffer (converted to the view's representation: external32, or
+//! a registered one through the program's functions), then
 //! written with one `pwrite` per contiguous stretch of the file the view
 //! maps it to; reads are the reverse, and stop at the end of the file
 //! (the status then counts the bytes actually read).
@@ -143,11 +144,80 @@ fn start(t: &Target, at: Position, n: u64) -> MpiResult<u64> {
     }
 }
 
-fn conversion_unsupported() -> MpiError {
+/// A registered representation without the conversion function an
+/// access needs moves the data as it is, which only works where the file
+/// extents are the native sizes.
+fn no_conversion(rep: &Datarep) -> MpiError {
     MpiError::new(
-        MPI_ERR_UNSUPPORTED_DATAREP,
-        "external32 views are supported for types whose external32 size is their native size",
+        MPI_ERR_CONVERSION,
+        format!(
+            "data representation \"{}\" has no conversion function for this access \
+             (MPI_CONVERSION_FN_NULL) and its file extents are not the native sizes",
+            rep.name()
+        ),
     )
+}
+
+/// Fills `data` (the access's stream bytes) with the program's data in
+/// the view's representation.
+fn to_file(rep: &Datarep, mem: &Memory, data: &mut [u8]) -> MpiResult {
+    match rep {
+        Datarep::External32 => {
+            let mut native = vec![0u8; mem.buf.len()];
+            mem.buf.pack(0, &mut native);
+            mem.datatype.native_to_external32(mem.count, &native, data);
+        }
+        Datarep::User(_) => {
+            if let Some(c) = mem.convert {
+                if c.to_file(mem.count, data)? {
+                    return Ok(());
+                }
+            }
+            if data.len() != mem.buf.len() {
+                return Err(no_conversion(rep));
+            }
+            mem.buf.pack(0, data);
+        }
+        Datarep::Native | Datarep::Internal => {
+            mem.buf.pack(0, data);
+        }
+    }
+    Ok(())
+}
+
+/// Hands the first `got` stream bytes read (`data`) to the program,
+/// converted from the view's representation; returns the bytes the
+/// program's buffer received (whole values, or whole elements under a
+/// registered representation).
+fn to_memory(rep: &Datarep, mem: &Memory, data: &mut [u8], got: usize) -> MpiResult<usize> {
+    match rep {
+        Datarep::External32 => {
+            let mut native = vec![0u8; mem.buf.len()];
+            let (_, n) = mem
+                .datatype
+                .external32_to_native(mem.count, &data[..got], &mut native);
+            mem.buf.unpack(0, &native[..n]);
+            Ok(n)
+        }
+        Datarep::User(_) => {
+            let per = rep.size_of(&mem.datatype, 1)?;
+            let whole = got.checked_div(per).unwrap_or(mem.count);
+            if let Some(c) = mem.convert {
+                if c.to_memory(whole, &mut data[..whole * per])? {
+                    return Ok(whole * mem.datatype.size());
+                }
+            }
+            if per != mem.datatype.size() {
+                return Err(no_conversion(rep));
+            }
+            mem.buf.unpack(0, &data[..got]);
+            Ok(got)
+        }
+        Datarep::Native | Datarep::Internal => {
+            mem.buf.unpack(0, &data[..got]);
+            Ok(got)
+        }
+    }
 }
 
 fn with_lock<T>(t: &Target, f: impl FnOnce() -> MpiResult<T>) -> MpiResult<T> {
@@ -181,38 +251,25 @@ fn collectively(
 }
 
 /// An access ready to go: its target, where it starts and how many
-/// etypes it moves, the file pieces, and (for a write) the data as the
-/// file gets it.
+/// etypes it moves, the file pieces, (for a write) the data as the file
+/// gets it, and the bytes of the program's data in memory.
 struct Prepared {
     t: Target,
     first: u64,
     pieces: Vec<super::view::Piece>,
     data: Vec<u8>,
+    native: usize,
 }
 
 /// Everything an access does before touching the file.
 fn prepare(h: c_int, at: Position, mem: &Memory, write: bool) -> MpiResult<Prepared> {
     let t = target(h, write, at)?;
-    let bytes = mem.buf.len() as u64;
+    let bytes = t.view.datarep.size_of(&mem.datatype, mem.count)? as u64;
     let n = etypes(&t.view, bytes)?;
-    let external = t.view.datarep.is_external32();
-    if external && mem.datatype.external32_size(mem.count)? != bytes as usize {
-        return Err(conversion_unsupported());
-    }
     let first = start(&t, at, n)?;
     let mut data = vec![0u8; bytes as usize];
-    let converted = match (&t.view.datarep, mem.convert) {
-        (Datarep::User(_), Some(c)) if write => c.to_file(mem.count, &mut data)?,
-        _ => false,
-    };
-    if write && !converted {
-        mem.buf.pack(0, &mut data);
-        if external {
-            let mut converted = vec![0u8; data.len()];
-            mem.datatype
-                .native_to_external32(mem.count, &data, &mut converted);
-            data = converted;
-        }
+    if write {
+        to_file(&t.view.datarep, mem, &mut data)?;
     }
     let pieces = t.view.pieces(first * t.view.etype_size(), bytes)?;
     Ok(Prepared {
@@ -220,6 +277,7 @@ fn prepare(h: c_int, at: Position, mem: &Memory, write: bool) -> MpiResult<Prepa
         first,
         pieces,
         data,
+        native: mem.buf.len(),
     })
 }
 
@@ -323,7 +381,7 @@ fn finish_write(h: c_int, at: Position, p: &Prepared) -> MpiResult<MPI_Status> {
         get_mut(&mut runtime::lock(), h)?.position =
             p.first + p.data.len() as u64 / p.t.view.etype_size();
     }
-    Ok(write_status(p.data.len() as u64))
+    Ok(write_status(p.native as u64))
 }
 
 /// Reads `buf.len()` bytes at `offset`, fewer at the end of the file.
@@ -361,7 +419,8 @@ pub fn read(h: c_int, at: Position, mem: &Memory, collective: bool) -> MpiResult
                     .metadata()
                     .map_err(|e| io_error("cannot read the file's size", &e))?
                     .len();
-                finish_read(h, at, mem, &p, present(&p.pieces, size))
+                let got = present(&p.pieces, size);
+                finish_read(h, at, mem, &mut p, got)
             });
             barrier(&open.channel)?;
             return r;
@@ -383,7 +442,7 @@ pub fn read(h: c_int, at: Position, mem: &Memory, collective: bool) -> MpiResult
             }
             Ok(done)
         })?;
-        finish_read(h, at, mem, &p, got)
+        finish_read(h, at, mem, &mut p, got)
     })
 }
 
@@ -401,42 +460,20 @@ fn present(pieces: &[super::view::Piece], size: u64) -> usize {
     got as usize
 }
 
-/// Hands the `got` bytes read to the program (converted from external32
-/// when the view says so), moves the individual pointer; the status.
+/// Hands the `got` bytes read to the program, moves the individual
+/// pointer; the status.
 fn finish_read(
     h: c_int,
     at: Position,
     mem: &Memory,
-    p: &Prepared,
+    p: &mut Prepared,
     got: usize,
 ) -> MpiResult<MPI_Status> {
-    if let (Datarep::User(_), Some(c)) = (&p.t.view.datarep, mem.convert) {
-        let whole = got / mem.datatype.size().max(1);
-        let mut file = p.data[..whole * mem.datatype.size()].to_vec();
-        if c.to_memory(whole, &mut file)? {
-            return finish_position(h, at, p, got);
-        }
-    }
-    if p.t.view.datarep.is_external32() {
-        let size = mem.datatype.size().max(1);
-        let whole = got / size;
-        let mut native = vec![0u8; p.data.len()];
-        mem.datatype
-            .external32_to_native(whole, &p.data, &mut native);
-        native[whole * size..got].copy_from_slice(&p.data[whole * size..got]);
-        mem.buf.unpack(0, &native[..got]);
-    } else {
-        mem.buf.unpack(0, &p.data[..got]);
-    }
-    finish_position(h, at, p, got)
-}
-
-/// Moves the individual pointer past `got` bytes read; the status.
-fn finish_position(h: c_int, at: Position, p: &Prepared, got: usize) -> MpiResult<MPI_Status> {
+    let delivered = to_memory(&p.t.view.datarep, mem, &mut p.data, got)?;
     if at == Position::Individual {
         get_mut(&mut runtime::lock(), h)?.position = p.first + got as u64 / p.t.view.etype_size();
     }
-    Ok(write_status(got as u64))
+    Ok(write_status(delivered as u64))
 }
 
 /// The view's end of file, in etypes.

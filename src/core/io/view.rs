@@ -8,18 +8,28 @@
 //! view is set, from the datatype engine ([`Datatype::for_each_block`]);
 //! mapping a stream range to file ranges is then a binary search per
 //! piece.
+//!
+//! Under a representation whose values have other sizes than in memory
+//! (`external32`'s 4-byte `MPI_LONG`, a registered one's extents), the
+//! stream holds the data in that representation, and the blocks, the
+//! etype's size and the filetype's extent are those of the types'
+//! layouts in it ([`Datatype::in_representation`]).
 use std::sync::Arc;
 
+use crate::core::datatype::builtin::{self, PrimId};
 use crate::core::datatype::Datatype;
 use crate::core::error::{MpiError, MpiResult};
 use crate::mpi_abi::constants::*;
-use crate::mpi_abi::types::MPI_Datatype;
+use crate::mpi_abi::types::{MPI_Aint, MPI_Datatype};
 
 /// A data representation the program registered (`MPI_Register_datarep`):
-/// its name and the abi layer's callbacks (opaque here).
+/// its name, the abi layer's callbacks (opaque here), and how the abi
+/// layer asks the program's extent function for a predefined type's
+/// extent in the file.
 pub struct UserDatarep {
     pub name: String,
     pub callbacks: Arc<dyn std::any::Any + Send + Sync>,
+    pub extent_of: fn(&UserDatarep, MPI_Datatype) -> MpiResult<MPI_Aint>,
 }
 
 /// The data representations oxmpi has.
@@ -30,7 +40,8 @@ pub enum Datarep {
     Internal,
     External32,
     /// A registered one: the program's conversion functions turn the data
-    /// into and from the file's bytes; the file layout is native.
+    /// into and from the file's bytes; its extent function gives each
+    /// predefined type's size in the file.
     User(Arc<UserDatarep>),
 }
 
@@ -68,6 +79,60 @@ impl Datarep {
     pub fn is_external32(&self) -> bool {
         matches!(self, Datarep::External32)
     }
+
+    /// Whether data lies in the file as in memory.
+    pub fn is_native(&self) -> bool {
+        matches!(self, Datarep::Native | Datarep::Internal)
+    }
+
+    /// The size of one value of each predefined type in this
+    /// representation, as a function that asks a registered
+    /// representation's extent function once per type.
+    pub fn value_sizes(&self) -> impl FnMut(PrimId) -> MpiResult<usize> + '_ {
+        let mut known: Vec<(PrimId, usize)> = Vec::new();
+        move |id| {
+            if let Some(&(_, s)) = known.iter().find(|(k, _)| *k == id) {
+                return Ok(s);
+            }
+            let native = builtin::by_id(id);
+            let s = match self {
+                Datarep::Native | Datarep::Internal => native.size(),
+                Datarep::External32 => crate::core::datatype::external32::value_size(id),
+                Datarep::User(u) => {
+                    let e = (u.extent_of)(u, native.handle)?;
+                    usize::try_from(e).map_err(|_| {
+                        MpiError::new(
+                            MPI_ERR_CONVERSION,
+                            format!(
+                                "the extent function of \"{}\" gave {e} bytes for {}",
+                                u.name, native.name
+                            ),
+                        )
+                    })?
+                }
+            };
+            known.push((id, s));
+            Ok(s)
+        }
+    }
+
+    /// `t` as it lies in a file of this representation (itself when no
+    /// value changes size).
+    pub fn layout(&self, t: &Arc<Datatype>) -> MpiResult<Arc<Datatype>> {
+        let mut sizes = self.value_sizes();
+        if self.is_native() || t.keeps_sizes_in(&mut sizes)? {
+            return Ok(t.clone());
+        }
+        Ok(Arc::new(t.in_representation(&mut sizes)?))
+    }
+
+    /// The bytes of `count` elements of `t` in this representation.
+    pub fn size_of(&self, t: &Datatype, count: usize) -> MpiResult<usize> {
+        if self.is_native() {
+            return Ok(t.size() * count);
+        }
+        t.size_in(count, &mut self.value_sizes())
+    }
 }
 
 /// One file view.
@@ -79,8 +144,13 @@ pub struct View {
     pub etype_handle: MPI_Datatype,
     pub filetype_handle: MPI_Datatype,
     pub datarep: Datarep,
-    /// The data blocks of one filetype (displacement from the copy's
-    /// start, length), in stream order, adjacent ones merged.
+    /// The etype's bytes in the file's representation.
+    etype_size: u64,
+    /// The filetype's data bytes and extent in the file's representation.
+    tile: u64,
+    extent: i64,
+    /// The data blocks of one filetype in the file (displacement from the
+    /// copy's start, length), in stream order, adjacent ones merged.
     blocks: Vec<(i64, u64)>,
     /// Stream bytes before each block.
     before: Vec<u64>,
@@ -134,8 +204,9 @@ impl View {
         datarep: Datarep,
         writable: bool,
     ) -> MpiResult<View> {
-        check_layout(&etype, "etype", writable)?;
-        check_layout(&filetype, "filetype", writable)?;
+        let (file_etype, file_filetype) = (datarep.layout(&etype)?, datarep.layout(&filetype)?);
+        check_layout(&file_etype, "etype", writable)?;
+        check_layout(&file_filetype, "filetype", writable)?;
         if etype.size() == 0 {
             return Err(MpiError::new(MPI_ERR_ARG, "the etype has no data"));
         }
@@ -153,7 +224,7 @@ impl View {
             ));
         }
         let mut blocks: Vec<(i64, u64)> = Vec::new();
-        filetype.for_each_block(1, 0, filetype.size(), |d, len| {
+        file_filetype.for_each_block(1, 0, file_filetype.size(), |d, len| {
             let (d, len) = (d as i64, len as u64);
             match blocks.last_mut() {
                 Some((pd, pl)) if *pd + *pl as i64 == d => *pl += len,
@@ -174,6 +245,9 @@ impl View {
             etype_handle,
             filetype_handle,
             datarep,
+            etype_size: file_etype.size() as u64,
+            tile: file_filetype.size() as u64,
+            extent: file_filetype.extent() as i64,
             blocks,
             before,
         })
@@ -194,16 +268,17 @@ impl View {
         .expect("the byte view is valid")
     }
 
+    /// The etype's bytes in the stream (in the file's representation).
     pub fn etype_size(&self) -> u64 {
-        self.etype.size() as u64
+        self.etype_size
     }
 
     fn tile_size(&self) -> u64 {
-        self.filetype.size() as u64
+        self.tile
     }
 
     fn extent(&self) -> i64 {
-        self.filetype.extent() as i64
+        self.extent
     }
 
     /// The file ranges holding stream bytes `[start, start + len)`, in
@@ -298,6 +373,30 @@ mod tests {
         assert_eq!(v.byte_offset(8).unwrap(), 28);
         // File of 30 bytes: blocks at 4, 16 whole, 28..32 half: 4 + 4 + 2.
         assert_eq!(v.stream_bytes_before(30), 10);
+    }
+
+    #[test]
+    fn io_view_external32_lays_longs_out_in_four_bytes() {
+        // A vector of 2 longs, stride 3: in external32 (4-byte longs) the
+        // blocks are at 0 and 12 and a copy spans 16 bytes.
+        let long = lookup(MPI_LONG).unwrap();
+        let mut c = crate::core::datatype::Contents::new(Combiner::Vector);
+        c.integers = vec![2, 1, 3];
+        c.types.push((MPI_LONG, long.clone()));
+        let vector = Arc::new(
+            constructors::vector(2, 1, 3, &long)
+                .unwrap()
+                .with_contents(c),
+        );
+        let ext = Datarep::External32;
+        let v = View::new(8, long.clone(), MPI_LONG, vector.clone(), 0, ext, true).unwrap();
+        assert_eq!(v.etype_size(), 4);
+        assert_eq!(v.pieces(0, 16).unwrap(), vec![(8, 4), (20, 8), (36, 4)]);
+        assert_eq!(v.byte_offset(12).unwrap(), 36);
+        assert_eq!(Datarep::External32.size_of(&vector, 3).unwrap(), 24);
+        // Natively the same filetype spans 32 bytes.
+        let n = View::new(8, long, MPI_LONG, vector, 0, Datarep::Native, true).unwrap();
+        assert_eq!(n.pieces(0, 16).unwrap(), vec![(8, 8), (32, 8)]);
     }
 
     #[test]
