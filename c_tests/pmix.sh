@@ -6,9 +6,13 @@
 #   sessions_basic, reinit_skew and reinit_world with 2 and 4 tasks on one
 #   node (`-N 1`) and 4 tasks on two nodes (`-N 2`: ranks of different
 #   nodes talk over TCP; PMIx's PMIX_LOCAL_PEERS says which share one);
+#   MPI_Publish_name there fails saying that Slurm's PMIx server has no
+#   name service;
 # - Open MPI's `mpirun.openmpi -n 2/4 --oversubscribe` (its daemons serve
 #   PMIx; the programs are built with oxmpi's mpicc, so Open MPI's own
-#   libmpi is never loaded): the same tests.
+#   libmpi is never loaded): the same tests, and dynamic (ports, accept/
+#   connect, join, and the name service through PMIx_Publish/Lookup/
+#   Unpublish, which Open MPI's server keeps).
 # Under each: every rank says it connected with PMIx (OXMPI_LOG), so no case
 # passes as a singleton or over another interface; 100 epochs leave as
 # many descriptors and threads as one (reinit_resources, its
@@ -97,9 +101,10 @@ if [ ! -x "$PREFIX/bin/mpicc" ]; then
     not_ok "setup" "$PREFIX/bin/mpicc is missing (make stage)"
     exit 1
 fi
-for t in p2p_basic sessions_basic reinit_skew reinit_world reinit_resources abort_pmix; do
+for t in p2p_basic sessions_basic reinit_skew reinit_world reinit_resources dynamic abort_pmix publish_probe; do
     src=$ROOT/c_tests/$t.c
     [ "$t" = abort_pmix ] && src=$ROOT/c_tests/launcher/mpi_abort7.c
+    [ "$t" = publish_probe ] && src=$ROOT/c_tests/launcher/publish_probe.c
     if ! "$PREFIX/bin/mpicc" -O1 -I "$ROOT/c_tests" -o "$WORK/$t" "$src" 2>"$WORK/cc.err"; then
         not_ok "build $t with oxmpi's mpicc" "$(head -c 600 "$WORK/cc.err")"
     fi
@@ -111,6 +116,11 @@ tests=(
     "sessions_basic OXMPI_INITIAL_ERRHANDLER=return"
     "reinit_skew -- 4"
     "reinit_world"
+)
+# Under Open MPI's mpirun only: its server has a name service (Slurm's
+# has none; `checks` makes sure the error says so).
+mpirun_tests=(
+    "dynamic"
 )
 
 # launch N WHERE ENV... -- PROGRAM ARGS...: runs PROGRAM on N processes
@@ -136,8 +146,9 @@ launch() {
 
 # c_tests WHERE N LABEL: the C tests under one launcher and layout.
 c_tests() {
-    local where=$1 n=$2 label=$3
-    for spec in "${tests[@]}"; do
+    local where=$1 n=$2 label=$3 specs=("${tests[@]}")
+    [ "$where" = mpirun ] && specs+=("${mpirun_tests[@]}")
+    for spec in "${specs[@]}"; do
         read -r -a words <<< "$spec"
         local name=${words[0]} envs=() args=() in_args=0
         for w in "${words[@]:1}"; do
@@ -194,6 +205,15 @@ checks() {
             launch "-N 1 -n 2" MPIR_CVAR_FINALIZE_ATEXIT=1 -- "$WORK/reinit_resources" 100
         fi
         passes_c_test "reinit_resources, 100 epochs under $two: no growth"
+    fi
+    if [ -x "$WORK/publish_probe" ] && [ "$where" != mpirun ]; then
+        case_name="MPI_Publish_name under $label (no name service there) says so"
+        launch "$where" -- "${head[@]}" "$WORK/publish_probe"
+        if [ "$RC" = 0 ] && grep -q "^publish: .*this PMIx server has no name service" "$WORK/out"; then
+            ok "$case_name"
+        else
+            not_ok "$case_name" "$(got)"
+        fi
     fi
     if [ -x "$WORK/abort_pmix" ]; then
         case_name="MPI_Abort(7) under $label ends the job with status 7"

@@ -195,21 +195,21 @@ impl Launcher {
     pub fn publish_name(&mut self, service: &str, port: &str) -> Result<bool, PmiError> {
         match self {
             Launcher::Wire(c) => c.publish_name(service, port),
-            Launcher::Pmix(_) => Err(unsupported("the name service")),
+            Launcher::Pmix(c) => c.publish_name(service, port),
         }
     }
 
     pub fn unpublish_name(&mut self, service: &str) -> Result<bool, PmiError> {
         match self {
             Launcher::Wire(c) => c.unpublish_name(service),
-            Launcher::Pmix(_) => Err(unsupported("the name service")),
+            Launcher::Pmix(c) => c.unpublish_name(service),
         }
     }
 
     pub fn lookup_name(&mut self, service: &str) -> Result<Option<String>, PmiError> {
         match self {
             Launcher::Wire(c) => c.lookup_name(service),
-            Launcher::Pmix(_) => Err(unsupported("the name service")),
+            Launcher::Pmix(c) => c.lookup_name(service),
         }
     }
 

@@ -1,5 +1,8 @@
 //! The library's PMIx client: the job as the PMIx server describes it,
-//! and the exchange of business cards through PMIx's key-value store.
+//! the exchange of business cards through PMIx's key-value store, and
+//! MPI's name service through the server's data store (`PMIx_Publish`,
+//! `PMIx_Lookup`, `PMIx_Unpublish`; Open MPI 4.1's server has one, Slurm
+//! 22.05's answers "not supported").
 //!
 //! Re-initialization: PMIx is initialized once, at the process's first
 //! initialization, and finalized at process exit (`Runtime::end_process`),
@@ -228,6 +231,48 @@ impl PmixClient {
             }
         }
         sets
+    }
+
+    /// `MPI_Publish_name` through the PMIx server's data store: whether
+    /// `service` was published (false: something is published under it
+    /// already; servers such as Open MPI 4.1's accept a second publish of
+    /// a key, so the lookup comes first).
+    pub fn publish_name(&mut self, service: &str, port: &str) -> Result<bool, PmiError> {
+        self.ensure_initialized()?;
+        if self.lookup_name(service)?.is_some() {
+            return Ok(false);
+        }
+        match ffi::publish(service, port) {
+            Ok(()) => Ok(true),
+            Err(CallError::Failed(ffi::Status(ffi::ERR_DUPLICATE_KEY))) => Ok(false),
+            Err(e) => Err(failed("PMIx_Publish", e)),
+        }
+    }
+
+    /// `MPI_Unpublish_name`: whether `service` was published (looked up
+    /// first: servers answer success for a key they do not hold).
+    pub fn unpublish_name(&mut self, service: &str) -> Result<bool, PmiError> {
+        if self.lookup_name(service)?.is_none() {
+            return Ok(false);
+        }
+        match ffi::unpublish(service) {
+            Ok(()) => Ok(true),
+            Err(CallError::Failed(ffi::Status(ffi::ERR_NOT_FOUND))) => Ok(false),
+            Err(e) => Err(failed("PMIx_Unpublish", e)),
+        }
+    }
+
+    /// `MPI_Lookup_name`: the port published for `service`, if any (not
+    /// waiting for one to be published).
+    pub fn lookup_name(&mut self, service: &str) -> Result<Option<String>, PmiError> {
+        self.ensure_initialized()?;
+        ffi::lookup(service).map_err(|e| match e {
+            CallError::Failed(ffi::Status(ffi::ERR_NOT_SUPPORTED)) => PmiError::Protocol(format!(
+                "this PMIx server has no name service (PMIx_Lookup: {e}); Open MPI's mpirun \
+                 and oxmpi's mpiexec have one"
+            )),
+            e => failed("PMIx_Lookup", e),
+        })
     }
 
     /// `PMIx_Finalize` when initialized (at process exit; a later use

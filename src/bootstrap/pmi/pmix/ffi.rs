@@ -22,6 +22,12 @@ pub const RANK_WILDCARD: u32 = u32::MAX - 1;
 const PMIX_SUCCESS: c_int = 0;
 /// `PMIX_ERR_NOT_FOUND`.
 pub const ERR_NOT_FOUND: c_int = -46;
+/// `PMIX_ERR_NOT_SUPPORTED`.
+pub const ERR_NOT_SUPPORTED: c_int = -47;
+/// `PMIX_ERR_DUPLICATE_KEY`.
+pub const ERR_DUPLICATE_KEY: c_int = -53;
+/// `PMIX_ERR_BAD_PARAM`.
+const ERR_BAD_PARAM: c_int = -27;
 /// `PMIX_GLOBAL`: a put visible to every process of the job.
 const SCOPE_GLOBAL: u8 = 3;
 
@@ -80,6 +86,14 @@ struct Info {
     value: Value,
 }
 
+/// `pmix_pdata_t`: a published key, its value and who published it.
+#[repr(C)]
+struct PData {
+    proc_: Proc,
+    key: [c_char; KEY_LEN],
+    value: Value,
+}
+
 /// `pmix_data_array_t`.
 #[repr(C)]
 struct DataArray {
@@ -130,9 +144,23 @@ impl Info {
     }
 
     fn set_key(&mut self, key: &str) {
-        for (slot, byte) in self.key.iter_mut().zip(key.bytes().take(KEY_LEN - 1)) {
-            *slot = byte as c_char;
-        }
+        set_key(&mut self.key, key);
+    }
+
+    /// A string-valued info pointing to `value`, which must outlive it.
+    fn text(key: &str, value: &CString) -> Info {
+        let mut info = Info::flag(key, false);
+        info.value.kind = TYPE_STRING;
+        info.value.data = ValueData { _room: [0; 3] };
+        info.value.data.string = value.as_ptr().cast_mut();
+        info
+    }
+}
+
+/// Writes `key` into a key field (cut to the field's size, NUL-ended).
+fn set_key(field: &mut [c_char; KEY_LEN], key: &str) {
+    for (slot, byte) in field.iter_mut().zip(key.bytes().take(KEY_LEN - 1)) {
+        *slot = byte as c_char;
     }
 }
 
@@ -153,12 +181,9 @@ fn infos(directives: &[Directive]) -> (Vec<Info>, Vec<CString>) {
             Directive::Flag(key, on) => Info::flag(key, *on),
             Directive::Text(key, value) => {
                 let c_value = CString::new(value.replace('\0', " ")).unwrap_or_default();
-                let mut info = Info::flag(key, false);
-                info.value.kind = TYPE_STRING;
-                info.value.data = ValueData { _room: [0; 3] };
                 // The CString's heap buffer does not move when the CString
                 // itself is moved into `strings`.
-                info.value.data.string = c_value.as_ptr().cast_mut();
+                let info = Info::text(key, &c_value);
                 strings.push(c_value);
                 info
             }
@@ -229,6 +254,9 @@ type PutFn = unsafe extern "C" fn(u8, *const c_char, *mut Value) -> c_int;
 type CommitFn = unsafe extern "C" fn() -> c_int;
 type FenceFn = unsafe extern "C" fn(*const Proc, usize, *const Info, usize) -> c_int;
 type AbortFn = unsafe extern "C" fn(c_int, *const c_char, *mut Proc, usize) -> c_int;
+type PublishFn = unsafe extern "C" fn(*const Info, usize) -> c_int;
+type LookupFn = unsafe extern "C" fn(*mut PData, usize, *const Info, usize) -> c_int;
+type UnpublishFn = unsafe extern "C" fn(*mut *mut c_char, *const Info, usize) -> c_int;
 type ErrorStringFn = unsafe extern "C" fn(c_int) -> *const c_char;
 type ValueDestructFn = unsafe extern "C" fn(*mut Value);
 
@@ -241,6 +269,9 @@ struct Api {
     commit: CommitFn,
     fence: FenceFn,
     abort: AbortFn,
+    publish: PublishFn,
+    lookup: LookupFn,
+    unpublish: UnpublishFn,
     error_string: ErrorStringFn,
     value_destruct: ValueDestructFn,
 }
@@ -318,6 +349,9 @@ fn load_from(name: &str) -> Result<Api, String> {
             commit: std::mem::transmute::<*mut c_void, CommitFn>(symbol("PMIx_Commit")?),
             fence: std::mem::transmute::<*mut c_void, FenceFn>(symbol("PMIx_Fence")?),
             abort: std::mem::transmute::<*mut c_void, AbortFn>(symbol("PMIx_Abort")?),
+            publish: std::mem::transmute::<*mut c_void, PublishFn>(symbol("PMIx_Publish")?),
+            lookup: std::mem::transmute::<*mut c_void, LookupFn>(symbol("PMIx_Lookup")?),
+            unpublish: std::mem::transmute::<*mut c_void, UnpublishFn>(symbol("PMIx_Unpublish")?),
             error_string: std::mem::transmute::<*mut c_void, ErrorStringFn>(symbol(
                 "PMIx_Error_string",
             )?),
@@ -512,6 +546,72 @@ pub fn abort(code: i32, message: &str) -> Result<(), CallError> {
     Ok(())
 }
 
+/// A key the name service calls can pass whole (`PMIX_ERR_BAD_PARAM`
+/// for one with a NUL or too long for a PMIx key).
+fn service_key(key: &str) -> Result<CString, CallError> {
+    if key.len() >= KEY_LEN {
+        return Err(CallError::Failed(Status(ERR_BAD_PARAM)));
+    }
+    CString::new(key).map_err(|_| CallError::Failed(Status(ERR_BAD_PARAM)))
+}
+
+/// `PMIx_Publish` of `key` with a string value (the server's default
+/// range and persistence).
+pub fn publish(key: &str, value: &str) -> Result<(), CallError> {
+    let api = loaded()?;
+    service_key(key)?;
+    let c_value = CString::new(value).map_err(|_| CallError::Failed(Status(ERR_BAD_PARAM)))?;
+    let info = Info::text(key, &c_value);
+    // SAFETY: one valid info whose string (`c_value`) lives for the call.
+    check(unsafe { (api.publish)(&info, 1) })?;
+    Ok(())
+}
+
+/// `PMIx_Lookup` of `key` without waiting: its string value, `Ok(None)`
+/// when nothing is published under it.
+pub fn lookup(key: &str) -> Result<Option<String>, CallError> {
+    let api = loaded()?;
+    service_key(key)?;
+    let mut pd = PData {
+        proc_: Proc::new("", 0),
+        key: [0; KEY_LEN],
+        value: Value {
+            kind: 0,
+            data: ValueData { _room: [0; 3] },
+        },
+    };
+    set_key(&mut pd.key, key);
+    // SAFETY: one valid pdata to fill (its value empty, type 0); no info.
+    let rc = unsafe { (api.lookup)(&mut pd, 1, std::ptr::null(), 0) };
+    if rc == ERR_NOT_FOUND {
+        return Ok(None);
+    }
+    check(rc)?;
+    // SAFETY: on success the library filled `pd.value` (its type names the
+    // union member); it is copied, then its contents destructed once
+    // (PMIX_PDATA_DESTRUCT; `pd` itself is ours).
+    let got = unsafe {
+        let got = copy_value(&pd.value);
+        (api.value_destruct)(&mut pd.value);
+        got
+    };
+    Ok(match got {
+        Got::Text(t) => Some(t),
+        _ => None,
+    })
+}
+
+/// `PMIx_Unpublish` of `key`.
+pub fn unpublish(key: &str) -> Result<(), CallError> {
+    let api = loaded()?;
+    let c_key = service_key(key)?;
+    let mut keys = [c_key.as_ptr().cast_mut(), std::ptr::null_mut()];
+    // SAFETY: a NULL-terminated array of one NUL-terminated key, alive for
+    // the call; no info.
+    check(unsafe { (api.unpublish)(keys.as_mut_ptr(), std::ptr::null(), 0) })?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -534,13 +634,14 @@ mod tests {
 #include <stdio.h>
 #include <stddef.h>
 int main(void) {
-    printf("%zu %zu %zu %zu %zu %zu %zu %zu %zu %zu\n",
+    printf("%zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu\n",
            sizeof(pmix_proc_t), offsetof(pmix_proc_t, rank),
            sizeof(pmix_value_t), offsetof(pmix_value_t, data),
            sizeof(pmix_info_t), offsetof(pmix_info_t, flags),
            offsetof(pmix_info_t, value),
            sizeof(pmix_data_array_t), offsetof(pmix_data_array_t, size),
-           offsetof(pmix_data_array_t, array));
+           offsetof(pmix_data_array_t, array),
+           sizeof(pmix_pdata_t), offsetof(pmix_pdata_t, key), offsetof(pmix_pdata_t, value));
     return 0;
 }
 "#,
@@ -566,7 +667,7 @@ int main(void) {
     #[test]
     fn layout_matches_the_header() {
         let ours = format!(
-            "{} {} {} {} {} {} {} {} {} {}",
+            "{} {} {} {} {} {} {} {} {} {} {} {} {}",
             size_of::<Proc>(),
             offset_of!(Proc, rank),
             size_of::<Value>(),
@@ -577,9 +678,12 @@ int main(void) {
             size_of::<DataArray>(),
             offset_of!(DataArray, size),
             offset_of!(DataArray, array),
+            size_of::<PData>(),
+            offset_of!(PData, key),
+            offset_of!(PData, value),
         );
         // PMIx 4.2 on x86_64, in case the header is not installed.
-        assert_eq!(ours, "260 256 32 8 552 512 520 24 8 16");
+        assert_eq!(ours, "260 256 32 8 552 512 520 24 8 16 808 260 776");
         if let Some(theirs) = header_layout() {
             assert_eq!(ours, theirs, "ours vs pmix_common.h");
         }
