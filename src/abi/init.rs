@@ -104,8 +104,14 @@ pub unsafe fn abort(comm: MPI_Comm, errorcode: c_int) -> MpiResult {
     )
 }
 
+/// `MPI_Get_processor_name`: the host name the launcher gave
+/// (`OXMPI_HOSTNAME`, as mpiexec's `-hostname-env OXMPI_HOSTNAME` sets it
+/// per host), else the system's.
 pub unsafe fn get_processor_name(name: *mut c_char, resultlen: &mut c_int) -> MpiResult {
-    let host = crate::bootstrap::node::hostname();
+    let host = crate::config::get()
+        .hostname
+        .clone()
+        .unwrap_or_else(crate::bootstrap::node::hostname);
     // SAFETY: MPI_Get_processor_name's contract: `name` has room for
     // MPI_MAX_PROCESSOR_NAME characters, the capacity given; `write_str`
     // rejects NULL.
