@@ -289,7 +289,8 @@ impl Epochs {
 }
 
 /// An epoch's TCP transport: listening on `OXMPI_IFACE` (else loopback for
-/// a job on one node, else the first interface that is up), authenticated
+/// a world on one node, else the first interface that is up; `auto`: that
+/// interface even for a world on one node), authenticated
 /// with the launcher's job secret (`OXMPI_JOB_SECRET`; under another
 /// launcher, the KVS name).
 fn open_tcp(

@@ -129,6 +129,12 @@ fn run(launch: LaunchOptions) -> i32 {
         }
         None
     } else {
+        // A job across hosts: a world (or spawned group) all on one host
+        // may still talk to processes on others, so no rank takes the
+        // loopback shortcut of a one-node world.
+        if environment::lookup(&env, "OXMPI_IFACE").is_none() {
+            env.push(("OXMPI_IFACE".into(), "auto".into()));
+        }
         match remote_launch(&launch, &placement) {
             Ok(r) => Some(r),
             Err(e) => {

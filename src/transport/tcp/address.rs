@@ -52,7 +52,7 @@ pub fn interfaces() -> io::Result<Vec<Interface>> {
 
 /// Chooses among `interfaces` for the `OXMPI_IFACE` value `iface`.
 pub fn choose(iface: Option<&str>, interfaces: &[Interface]) -> io::Result<IpAddr> {
-    match iface.map(str::trim).filter(|v| !v.is_empty()) {
+    match iface.map(str::trim).filter(|v| !v.is_empty() && *v != AUTO) {
         Some(value) => {
             if let Ok(ip) = value.parse::<IpAddr>() {
                 return Ok(ip);
@@ -77,8 +77,14 @@ pub fn choose(iface: Option<&str>, interfaces: &[Interface]) -> io::Result<IpAdd
     }
 }
 
+/// The `OXMPI_IFACE` value for the default choice even where the world is
+/// on one node (mpiexec sets it for jobs across hosts: a spawned group or a
+/// world on one host may still talk to processes on other hosts).
+pub const AUTO: &str = "auto";
+
 /// The address to listen on, given the value of `OXMPI_IFACE` (an
-/// interface name or an address; `None` or empty for the default).
+/// interface name or an address; `None`, empty or [`AUTO`] for the
+/// default).
 pub fn listen_address(iface: Option<&str>) -> io::Result<IpAddr> {
     let chosen = choose(iface, &interfaces()?)?;
     log::debug!("tcp: listening address {chosen} (OXMPI_IFACE={iface:?})");
@@ -108,6 +114,10 @@ mod tests {
         assert_eq!(choose(None, &list).unwrap(), IpAddr::from([192, 168, 1, 9]));
         assert_eq!(
             choose(Some(""), &list).unwrap(),
+            IpAddr::from([192, 168, 1, 9])
+        );
+        assert_eq!(
+            choose(Some(AUTO), &list).unwrap(),
             IpAddr::from([192, 168, 1, 9])
         );
         assert_eq!(
