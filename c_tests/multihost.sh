@@ -19,7 +19,9 @@
 #
 # Unless MULTIHOST_P2P=0: point-to-point and sessions tests across the
 # two hosts (needs the TCP transport), each host given its own
-# OXMPI_HOSTNAME with `-hostname-env OXMPI_HOSTNAME`.
+# OXMPI_HOSTNAME with `-hostname-env OXMPI_HOSTNAME`; MPI_Comm_spawn with
+# info host= one remote host and both (spawn_hosts: the remote children
+# are started by that host's proxy).
 #
 # Needs root and `ip netns`; otherwise exits 77 (skipped) with a notice.
 # Usage: c_tests/multihost.sh  (OXMPI_PREFIX: the install, default
@@ -169,7 +171,7 @@ survivors() {
     local f pid state left="" waited=0
     while :; do
         left=""
-        for f in "$PIDDIR"/*.pid; do
+        for f in "${PIDDIR:-/nonexistent}"/*.pid; do
             [ -e "$f" ] || continue
             pid=$(cat "$f")
             state=$(cut -d' ' -f3 "/proc/$pid/stat" 2>/dev/null)
@@ -550,8 +552,23 @@ if [ "${MULTIHOST_P2P:-1}" = 1 ]; then
             [ -z "$names" ] && report fault
         done
     done
+    # MPI_Comm_spawn onto the job's hosts: the proxy of a remote host
+    # starts the children put there (spawn_hosts checks each child's host
+    # and local id, and talks with it). Parents on both hosts; children on
+    # the second only, then on both in turn.
+    for children in "$NS2" "$NS1,$NS2"; do
+        begin "MPI_Comm_spawn with info host=$children (proxies start the children)"
+        if [ -x "$BIN/spawn_hosts" ] || "$PREFIX/bin/mpicc" -O1 -I "$ROOT/c_tests" -o "$BIN/spawn_hosts" "$ROOT/c_tests/spawn_hosts.c" 2>"$WORK/cc.err"; then
+            run -hosts "$NS1:1,$NS2:1" -hostname-env OXMPI_HOSTNAME "$BIN/spawn_hosts" "$children"
+            expect "$(got)" rc_is 0
+            expect "no 'No Errors' line: $(got)" out_has "No Errors"
+        else
+            WHY="does not compile: $(head -c 300 "$WORK/cc.err")"
+        fi
+        finish
+    done
 else
-    echo "notice: MPI point-to-point across hosts not tested (MULTIHOST_P2P=0)"
+    echo "notice: MPI point-to-point and spawn across hosts not tested (MULTIHOST_P2P=0)"
 fi
 
 if [ "$failures" -eq 0 ]; then

@@ -135,7 +135,8 @@ pub fn is_reserved(name: &OsStr) -> bool {
     JOB_VARS.iter().any(|reserved| name == *reserved)
 }
 
-fn set(env: &mut Vec<(OsString, OsString)>, name: &OsStr, value: &OsStr) {
+/// Sets `name` in `env` (replacing its value if present).
+pub fn set(env: &mut Vec<(OsString, OsString)>, name: &OsStr, value: &OsStr) {
     match env.iter_mut().find(|(k, _)| k == name) {
         Some(entry) => entry.1 = value.to_os_string(),
         None => env.push((name.to_os_string(), value.to_os_string())),

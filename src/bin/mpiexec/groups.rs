@@ -76,12 +76,17 @@ impl ProcessGroups {
     /// Adds a group of `appnums.len()` processes on this host, its rank r
     /// running command `appnums[r]`, with `preput` in its KVS; returns its
     /// index. Its members get the next global ids.
-    pub fn add(&mut self, appnums: Vec<usize>, preput: &[(String, String)]) -> usize {
+    pub fn add(
+        &mut self,
+        appnums: Vec<usize>,
+        preput: &[(String, String)],
+        mapping: Option<String>,
+    ) -> usize {
         let index = self.groups.len();
         let size = appnums.len();
         let mut kvs = Kvs::for_job(
             format!("{}_{index}", self.groups[0].kvs.name()),
-            single_node_mapping(size),
+            mapping.unwrap_or_else(|| single_node_mapping(size)),
         );
         for (key, value) in preput {
             if key == PROCESS_MAPPING_KEY {
@@ -139,7 +144,7 @@ mod tests {
         let mut groups = ProcessGroups::new(3, Kvs::new("kvs_j"));
         assert_eq!(groups.locate(2), Some(Place { group: 0, rank: 2 }));
         assert_eq!(groups.locate(3), None);
-        let g = groups.add(vec![0, 0, 1], &[("port".into(), "p".into())]);
+        let g = groups.add(vec![0, 0, 1], &[("port".into(), "p".into())], None);
         assert_eq!(g, 1);
         assert_eq!(groups.processes(), 6);
         assert_eq!(groups.locate(3), Some(Place { group: 1, rank: 0 }));
@@ -149,8 +154,13 @@ mod tests {
         assert_eq!(group.kvs.name(), "kvs_j_1");
         assert_eq!(group.kvs.get("port"), Some("p"));
         assert_eq!(group.kvs.get(PROCESS_MAPPING_KEY), Some("(vector,(0,1,3))"));
-        assert_eq!(groups.add(vec![0], &[]), 2);
-        assert_eq!(groups.locate(6), Some(Place { group: 2, rank: 0 }));
+        let mapping = Some("(vector,(0,2,1))".to_string());
+        assert_eq!(groups.add(vec![0, 0], &[], mapping), 2);
+        assert_eq!(
+            groups.group(2).kvs.get(PROCESS_MAPPING_KEY),
+            Some("(vector,(0,2,1))")
+        );
+        assert_eq!(groups.locate(7), Some(Place { group: 2, rank: 1 }));
         assert_eq!(groups.with_kvs("kvs_j_2"), Some(2));
         assert_eq!(groups.with_kvs("kvs_j"), Some(0));
         assert_eq!(groups.with_kvs("kvs_x"), None);

@@ -144,7 +144,10 @@ impl PmiServer {
     /// Adds the group of a spawn of `commands` (their processes numbered in
     /// order, `appnum` the command's index), with the preput keys in its
     /// KVS; returns its index. Its members get the next global ids.
-    pub fn add_group(&mut self, commands: &[SpawnCommand]) -> usize {
+    /// `nodes[i]` is the node process `i` of the group runs on (`None`:
+    /// mpiexec's host outside the placement); its `PMI_process_mapping`
+    /// says so.
+    pub fn add_group(&mut self, commands: &[SpawnCommand], nodes: &[Option<usize>]) -> usize {
         let appnums: Vec<usize> = commands
             .iter()
             .enumerate()
@@ -154,8 +157,25 @@ impl PmiServer {
             .iter()
             .flat_map(|c| c.preput.iter().cloned())
             .collect();
-        let group = self.groups.add(appnums, &preput);
+        // The group's nodes numbered in order of first appearance.
+        let mut seen: Vec<Option<usize>> = Vec::new();
+        let local: Vec<usize> = nodes
+            .iter()
+            .map(|n| {
+                seen.iter().position(|s| s == n).unwrap_or_else(|| {
+                    seen.push(*n);
+                    seen.len() - 1
+                })
+            })
+            .collect();
+        let mapping = (local.len() == appnums.len()).then(|| crate::hosts::process_mapping(&local));
+        let base = self.groups.processes();
+        let group = self.groups.add(appnums, &preput, mapping);
         let total = self.groups.processes();
+        self.node_of.resize(base, LAUNCHER_HOST);
+        self.node_of.extend(
+            (0..total - base).map(|i| nodes.get(i).copied().flatten().unwrap_or(LAUNCHER_HOST)),
+        );
         for v in [
             &mut self.initialized,
             &mut self.finalized,
@@ -805,7 +825,10 @@ mod tests {
             preput: vec![("port".into(), "tag#0$".into())],
             info: Vec::new(),
         };
-        assert_eq!(s.add_group(&[command(2, "a"), command(1, "b")]), 1);
+        assert_eq!(
+            s.add_group(&[command(2, "a"), command(1, "b")], &[None; 3]),
+            1
+        );
         s
     }
 

@@ -6,7 +6,9 @@
 //! secret=S`, written by mpiexec into the launcher's stdin, so the secret
 //! never appears on a command line), connects back to mpiexec, proves the
 //! secret, receives the job (see `proxy_wire.rs`), starts this host's ranks
-//! and reports their pids and ends. Ranks talk PMI to mpiexec themselves.
+//! and reports their pids and ends; later blocks of the same form bring
+//! the children a spawn puts on this host, started and reported the same
+//! way. Ranks talk PMI to mpiexec themselves.
 //! Their stdout and stderr are the proxy's, so they travel back through the
 //! launcher unchanged; rank 0, when it is here, also gets the rest of the
 //! proxy's stdin.
@@ -199,6 +201,140 @@ fn serve() -> Result<i32, String> {
         alive: HashMap::new(),
         pgid: 0,
     };
+    start_job(&job, &mut ranks, &mut control);
+    // Lines that came with the job.
+    let mut reader = JobReader::default();
+    let mut pending = Vec::new();
+    while let Some(line) = buffer.next_line() {
+        pending.push(line.ok());
+    }
+    for line in pending {
+        handle_control_line(line.as_deref(), &mut reader, &mut ranks, &mut control);
+    }
+
+    while !ranks.alive.is_empty() {
+        let mut fds = vec![libc::pollfd {
+            fd: signals.fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        }];
+        if let Some(c) = &control {
+            fds.push(libc::pollfd {
+                fd: c.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            });
+        }
+        // SAFETY: `fds` is a valid, exclusively borrowed array of
+        // `fds.len()` entries for the duration of the call.
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 1000) };
+        if n < 0 && io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if fds[0].revents != 0 {
+            for signal in signals.drain() {
+                if signal != libc::SIGCHLD {
+                    log::debug!("proxy received signal {signal}: forwarding it");
+                    ranks.signal(signal);
+                }
+            }
+        }
+        if fds.len() > 1 && fds[1].revents != 0 {
+            for line in read_control(&mut control, &mut buffer, &ranks) {
+                handle_control_line(line.as_deref(), &mut reader, &mut ranks, &mut control);
+            }
+        }
+        reap(&mut ranks, &mut control);
+    }
+    // Whatever the ranks left behind goes with them.
+    signal_group(ranks.pgid, libc::SIGKILL);
+    reap_leftovers(Duration::from_millis(100));
+    let prefix = oxmpi::transport::shm::inbox::job_prefix(&job.jobid);
+    let _ = oxmpi::transport::shm::segment::cleanup_prefix(&prefix);
+    Ok(if control.is_some() { 0 } else { 1 })
+}
+
+/// Sends `report`; if mpiexec is unreachable, the ranks are killed.
+fn report_to(control: &mut Option<TcpStream>, report: &FromProxy, ranks: &Ranks) {
+    let Some(stream) = control else {
+        return;
+    };
+    let line = format!("{}\n", report.line());
+    if let Err(e) = stream.write_all(line.as_bytes()) {
+        log::debug!("proxy: cannot report to mpiexec: {e}");
+        lost_mpiexec(control, ranks);
+    }
+}
+
+/// The connection to mpiexec is gone: nobody is left to serve the ranks.
+fn lost_mpiexec(control: &mut Option<TcpStream>, ranks: &Ranks) {
+    *control = None;
+    ranks.signal(libc::SIGKILL);
+}
+
+/// Reads what mpiexec sent; returns the lines (`None`: unreadable).
+fn read_control(
+    control: &mut Option<TcpStream>,
+    buffer: &mut LineBuffer,
+    ranks: &Ranks,
+) -> Vec<Option<String>> {
+    let mut lines = Vec::new();
+    let Some(stream) = control.as_ref() else {
+        return lines;
+    };
+    match buffer.fill_from(&mut &*stream) {
+        Ok(0) => {
+            log::debug!("proxy: mpiexec closed the connection");
+            lost_mpiexec(control, ranks);
+        }
+        Ok(_) => {
+            while let Some(line) = buffer.next_line() {
+                lines.push(line.ok());
+            }
+        }
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+        Err(e) => {
+            log::debug!("proxy: reading from mpiexec: {e}");
+            lost_mpiexec(control, ranks);
+        }
+    }
+    lines
+}
+
+/// One line from mpiexec after the job: a signal for the ranks, or a line
+/// of more processes to start (a spawn's children on this host), which
+/// start when their block is complete.
+fn handle_control_line(
+    line: Option<&str>,
+    reader: &mut JobReader,
+    ranks: &mut Ranks,
+    control: &mut Option<TcpStream>,
+) {
+    let Some(line) = line else {
+        log::warn!("proxy: unreadable control line");
+        return;
+    };
+    if let Ok(ToProxy::Signal(signal)) = ToProxy::parse(line) {
+        ranks.signal(signal);
+        return;
+    }
+    match reader.line(line) {
+        Ok(Some(job)) => {
+            log::debug!(
+                "proxy: {} more process(es) of {}",
+                job.ranks.len(),
+                job.program.display()
+            );
+            start_job(&job, ranks, control);
+        }
+        Ok(None) => {}
+        Err(e) => log::warn!("proxy: {e}"),
+    }
+}
+
+/// Starts the processes of `job` and reports each one's pid (or why it
+/// could not start).
+fn start_job(job: &ProxyJob, ranks: &mut Ranks, control: &mut Option<TcpStream>) {
     for rank in &job.ranks {
         let mut env = job.env.clone();
         for (name, value) in &rank.env {
@@ -238,98 +374,7 @@ fn serve() -> Result<i32, String> {
                 reason: e.to_string(),
             },
         };
-        report_to(&mut control, &report, &ranks);
-    }
-    // Signals that came with the job.
-    while let Some(line) = buffer.next_line() {
-        handle_control_line(line.ok().as_deref(), &ranks);
-    }
-
-    while !ranks.alive.is_empty() {
-        let mut fds = vec![libc::pollfd {
-            fd: signals.fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        }];
-        if let Some(c) = &control {
-            fds.push(libc::pollfd {
-                fd: c.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            });
-        }
-        // SAFETY: `fds` is a valid, exclusively borrowed array of
-        // `fds.len()` entries for the duration of the call.
-        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 1000) };
-        if n < 0 && io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        if fds[0].revents != 0 {
-            for signal in signals.drain() {
-                if signal != libc::SIGCHLD {
-                    log::debug!("proxy received signal {signal}: forwarding it");
-                    ranks.signal(signal);
-                }
-            }
-        }
-        if fds.len() > 1 && fds[1].revents != 0 {
-            read_control(&mut control, &mut buffer, &ranks);
-        }
-        reap(&mut ranks, &mut control);
-    }
-    // Whatever the ranks left behind goes with them.
-    signal_group(ranks.pgid, libc::SIGKILL);
-    reap_leftovers(Duration::from_millis(100));
-    let prefix = oxmpi::transport::shm::inbox::job_prefix(&job.jobid);
-    let _ = oxmpi::transport::shm::segment::cleanup_prefix(&prefix);
-    Ok(if control.is_some() { 0 } else { 1 })
-}
-
-/// Sends `report`; if mpiexec is unreachable, the ranks are killed.
-fn report_to(control: &mut Option<TcpStream>, report: &FromProxy, ranks: &Ranks) {
-    let Some(stream) = control else {
-        return;
-    };
-    let line = format!("{}\n", report.line());
-    if let Err(e) = stream.write_all(line.as_bytes()) {
-        log::debug!("proxy: cannot report to mpiexec: {e}");
-        lost_mpiexec(control, ranks);
-    }
-}
-
-/// The connection to mpiexec is gone: nobody is left to serve the ranks.
-fn lost_mpiexec(control: &mut Option<TcpStream>, ranks: &Ranks) {
-    *control = None;
-    ranks.signal(libc::SIGKILL);
-}
-
-fn read_control(control: &mut Option<TcpStream>, buffer: &mut LineBuffer, ranks: &Ranks) {
-    let Some(stream) = control.as_ref() else {
-        return;
-    };
-    match buffer.fill_from(&mut &*stream) {
-        Ok(0) => {
-            log::debug!("proxy: mpiexec closed the connection");
-            lost_mpiexec(control, ranks);
-        }
-        Ok(_) => {
-            while let Some(line) = buffer.next_line() {
-                handle_control_line(line.ok().as_deref(), ranks);
-            }
-        }
-        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-        Err(e) => {
-            log::debug!("proxy: reading from mpiexec: {e}");
-            lost_mpiexec(control, ranks);
-        }
-    }
-}
-
-fn handle_control_line(line: Option<&str>, ranks: &Ranks) {
-    match line.map(ToProxy::parse) {
-        Some(Ok(ToProxy::Signal(signal))) => ranks.signal(signal),
-        Some(Err(e)) => log::warn!("proxy: {e}"),
-        None => log::warn!("proxy: unreadable control line"),
+        report_to(control, &report, ranks);
     }
 }
 

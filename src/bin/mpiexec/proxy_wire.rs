@@ -9,7 +9,9 @@
 //! newline of its own and needs no quoting.
 //!
 //! mpiexec to proxy: the job ([`ProxyJob`], a block of lines ended by
-//! `start`), then `signal <n>` whenever the ranks must get a signal.
+//! `start`), then `signal <n>` whenever the ranks must get a signal, and
+//! a block of the same form for each spawn that puts children on this host
+//! (their `rank` is their job-wide index).
 //! Proxy to mpiexec: `started <rank> <pid>`, `failed <rank> <not-found 0|1>
 //! <hex reason>` (could not start it), `exited <rank> <wait status>`.
 //! The proxy closes the connection after its last rank ended; a proxy that

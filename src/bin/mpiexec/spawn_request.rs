@@ -35,6 +35,9 @@ pub struct SpawnSettings {
     pub wdir: Option<String>,
     /// `path`: directories searched for the program before `PATH`.
     pub path: Option<String>,
+    /// `host` / `hosts`: the hosts to run on, in order (the processes go
+    /// round them); empty: mpiexec's host.
+    pub hosts: Vec<String>,
 }
 
 /// A spawn being collected from one requester.
@@ -304,13 +307,9 @@ pub fn commands_v2(request: &PmiMessage) -> Result<Vec<SpawnCommand>, String> {
         .collect()
 }
 
-/// The settings `info` asks for; `is_this_host` tells which host names
-/// mean mpiexec's host (spawned processes run there only). Unknown keys
-/// are ignored, as MPI lets implementations do.
-pub fn settings(
-    info: &[(String, String)],
-    is_this_host: impl Fn(&str) -> bool,
-) -> Result<SpawnSettings, String> {
+/// The settings `info` asks for. Unknown keys are ignored, as MPI lets
+/// implementations do.
+pub fn settings(info: &[(String, String)]) -> Result<SpawnSettings, String> {
     let mut settings = SpawnSettings::default();
     for (key, value) in info {
         match key.as_str() {
@@ -318,17 +317,15 @@ pub fn settings(
             "path" => settings.path = Some(value.clone()),
             "host" | "hosts" => {
                 let names: Vec<&str> = value.split(',').map(str::trim).collect();
-                if let Some(other) = names.iter().find(|n| n.is_empty() || !is_this_host(n)) {
-                    return Err(format!(
-                        "info {key}={value}: host '{other}' is not this host; \
-                         spawned processes run on mpiexec's host only"
-                    ));
+                if names.iter().any(|n| n.is_empty()) {
+                    return Err(format!("info {key}={value}: an empty host name"));
                 }
+                settings.hosts.extend(names.iter().map(|n| n.to_string()));
             }
             "file" | "hostfile" => {
                 return Err(format!(
                     "info {key}={value}: host files are not supported for spawn; \
-                     spawned processes run on mpiexec's host"
+                     name the hosts with the info key \"host\""
                 ))
             }
             other => log::debug!("spawn: ignoring info key {other}={value}"),
@@ -530,7 +527,6 @@ mod tests {
 
     #[test]
     fn info_keys() {
-        let here = |h: &str| matches!(h, "localhost" | "127.0.0.1" | "node-a");
         let info = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
             pairs
                 .iter()
@@ -538,26 +534,23 @@ mod tests {
                 .collect()
         };
         assert_eq!(
-            settings(
-                &info(&[
-                    ("wdir", "sub"),
-                    ("path", "/opt/bin:/x"),
-                    ("host", "localhost"),
-                    ("hosts", "node-a,127.0.0.1"),
-                    ("soft", "1:4"),
-                ]),
-                here
-            ),
+            settings(&info(&[
+                ("wdir", "sub"),
+                ("path", "/opt/bin:/x"),
+                ("host", "localhost"),
+                ("hosts", "node-a, 127.0.0.1"),
+                ("soft", "1:4"),
+            ])),
             Ok(SpawnSettings {
                 wdir: Some("sub".into()),
-                path: Some("/opt/bin:/x".into())
+                path: Some("/opt/bin:/x".into()),
+                hosts: vec!["localhost".into(), "node-a".into(), "127.0.0.1".into()],
             })
         );
-        let err = settings(&info(&[("host", "localhost,node-b")]), here).unwrap_err();
-        assert!(err.contains("host 'node-b' is not this host"), "{err}");
-        assert!(err.contains("mpiexec's host only"), "{err}");
+        let err = settings(&info(&[("host", "localhost,,node-b")])).unwrap_err();
+        assert!(err.contains("an empty host name"), "{err}");
         for key in ["file", "hostfile"] {
-            let err = settings(&info(&[(key, "hosts.txt")]), here).unwrap_err();
+            let err = settings(&info(&[(key, "hosts.txt")])).unwrap_err();
             assert!(err.contains("not supported"), "{err}");
         }
         assert_eq!(wire_reason("a b\tc"), "a_b_c");

@@ -20,9 +20,10 @@
 //!
 //! Every process of the job, original rank or spawned child, is a [`Rank`]
 //! indexed by its global id (see `groups.rs`): the world's ranks first,
-//! then each spawn's children; spawned children are local, and everything
-//! below (reaping, failures, signals, the timeout) treats them like local
-//! ranks.
+//! then each spawn's children. A spawned child runs on mpiexec's host or on
+//! a host of the job (info key `host`): there its host's proxy starts it,
+//! and from then on everything below (reaping or reports, failures,
+//! signals, the timeout, a lost host) treats it like a rank of that host.
 //!
 //! Invariants:
 //! - [`run`] returns only after every started process has ended (reaped here,
@@ -86,6 +87,9 @@ const REMOTE_TICK: Duration = Duration::from_millis(100);
 struct Rank {
     /// Whether a proxy starts it (on another host).
     remote: bool,
+    /// The node of the placement it runs on (`None`: a spawned child on
+    /// mpiexec's host outside the placement).
+    node: Option<usize>,
     /// Its pid (local, or as its proxy reported it).
     pid: Option<libc::pid_t>,
     connection: Option<PmiConnection>,
@@ -102,9 +106,10 @@ struct Rank {
 
 impl Rank {
     /// A process not started yet.
-    fn new(remote: bool) -> Rank {
+    fn new(remote: bool, node: Option<usize>) -> Rank {
         Rank {
             remote,
+            node,
             pid: None,
             connection: None,
             ended: None,
@@ -190,7 +195,10 @@ impl Job {
             spec.placement.process_mapping(),
         );
         let ranks = (0..spec.size())
-            .map(|rank| Rank::new(!spec.placement.nodes[spec.placement.node_of_rank[rank]].local))
+            .map(|rank| {
+                let node = spec.placement.node_of_rank[rank];
+                Rank::new(!spec.placement.nodes[node].local, Some(node))
+            })
             .collect();
         let mut server = PmiServer::new(spec.size(), kvs, spec.universe_size);
         server.set_nodes(spec.placement.node_of_rank.clone());
@@ -215,8 +223,12 @@ impl Job {
         }
     }
 
-    fn node_of(&self, rank: usize) -> usize {
-        self.spec.placement.node_of_rank[rank]
+    /// The processes a proxy serves on `node`: the node's ranks and the
+    /// children spawned there.
+    fn remote_on(&self, node: usize) -> Vec<usize> {
+        (0..self.ranks.len())
+            .filter(|&r| self.ranks[r].remote && self.ranks[r].node == Some(node))
+            .collect()
     }
 
     /// How messages name process `rank` (a global id): by its rank in its
@@ -229,8 +241,9 @@ impl Job {
             group: place.map_or(0, |p| p.group),
             pid: r.pid,
             host: r
-                .remote
-                .then(|| self.spec.placement.nodes[self.node_of(rank)].name.clone()),
+                .node
+                .filter(|_| r.remote)
+                .map(|node| self.spec.placement.nodes[node].name.clone()),
         }
     }
 

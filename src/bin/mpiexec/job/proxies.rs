@@ -225,6 +225,20 @@ impl Job {
         }
     }
 
+    /// Sends proxy `id` more processes to start (a spawn's children on
+    /// its host); false when its connection is gone.
+    pub(super) fn send_job(&mut self, id: usize, job: &ProxyJob) -> bool {
+        let Some(c) = self.proxies[id].control.as_mut() else {
+            return false;
+        };
+        for line in job.lines() {
+            c.queue(line.as_bytes());
+            c.queue(b"\n");
+        }
+        self.flush_control(id);
+        self.proxies[id].control.is_some()
+    }
+
     pub(super) fn send_control(&mut self, id: usize, msg: ToProxy) {
         if let Some(c) = self.proxies[id].control.as_mut() {
             c.queue(msg.line().as_bytes());
@@ -284,7 +298,12 @@ impl Job {
             | FromProxy::Failed { rank, .. }
             | FromProxy::Exited { rank, .. } => *rank,
         };
-        if rank >= self.spec.size() || self.node_of(rank) != self.proxies[id].node {
+        let node = self.proxies[id].node;
+        if self
+            .ranks
+            .get(rank)
+            .is_none_or(|r| !r.remote || r.node != Some(node))
+        {
             let problem = format!("its proxy reported on rank {rank}, which is not there");
             self.lose_host(id, problem);
             return;
@@ -324,10 +343,9 @@ impl Job {
             if p.lost {
                 continue;
             }
-            let running: Vec<usize> = self.spec.placement.nodes[p.node]
-                .ranks
-                .iter()
-                .copied()
+            let running: Vec<usize> = self
+                .remote_on(p.node)
+                .into_iter()
                 .filter(|&r| self.ranks[r].ended.is_none() && self.ranks[r].reported.is_none())
                 .collect();
             if let Some(problem) = p.loss(&running, now) {
@@ -358,7 +376,7 @@ impl Job {
             }
         }
         let node = proxy.node;
-        for &rank in &self.spec.placement.nodes[node].ranks {
+        for rank in self.remote_on(node) {
             let r = &mut self.ranks[rank];
             if r.ended.is_none() {
                 r.ended = Some(
