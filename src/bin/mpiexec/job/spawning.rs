@@ -424,7 +424,10 @@ mod tests {
         let site = job.site_of("NODE-A", &here).unwrap();
         assert_eq!((site.node, site.proxy), (Some(0), None));
         let err = job.site_of("node-c", &here).unwrap_err();
-        assert!(err.contains("not one of the job's hosts (node-a, node-b)"), "{err}");
+        assert!(
+            err.contains("not one of the job's hosts (node-a, node-b)"),
+            "{err}"
+        );
 
         // Two children onto node-b: one block for its proxy, global ids 3
         // and 4, known to the PMI server by those ids.
