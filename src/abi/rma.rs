@@ -578,6 +578,10 @@ pub unsafe fn win_set_info(win: MPI_Win, info: MPI_Info) -> MpiResult {
     let mut rt = runtime::lock();
     let w = rt.window_mut(win)?;
     for (key, value) in given {
+        // How accumulates are made atomic is settled at creation.
+        if key == "acc_single_intrinsic" {
+            continue;
+        }
         if let Some(slot) = w.hints.iter_mut().find(|(k, _)| *k == key) {
             slot.1 = value;
         }

@@ -133,6 +133,10 @@ fn finish(m: Making, parts: Parts) -> MpiResult<MPI_Win> {
             errhandler: MPI_ERRORS_ARE_FATAL,
             follows_world_errhandler: true,
             attributes: Default::default(),
+            atomics: parts
+                .hints
+                .iter()
+                .any(|(k, v)| k == "acc_single_intrinsic" && v == "true"),
             hints: parts.hints,
             predefined: Box::new(PredefinedValues {
                 base: parts.base,

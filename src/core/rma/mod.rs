@@ -51,6 +51,7 @@
 //! Windows belong to the epoch that created them; the end of that epoch
 //! frees any the program left (an erroneous program: MPI requires
 //! `MPI_Win_free` before finalize).
+pub mod atomics;
 pub mod create;
 pub mod memory;
 pub mod origin;

@@ -3,6 +3,7 @@
 //! what is still in flight (the receives of replies) until it completes.
 use std::sync::Arc;
 
+use super::atomics;
 use super::memory::{self, Exposed, Span};
 use super::target;
 use super::window::{invalid_window, Window};
@@ -407,6 +408,7 @@ pub fn issue(
             _ => true,
         };
         if in_place {
+            let use_atomics = w.atomics;
             let (origin, compare, result) = (
                 buffers.origin.as_ref(),
                 buffers.compare.as_ref(),
@@ -418,20 +420,30 @@ pub fn issue(
                     (RmaOp::Get, _) => with_result(result, need, |out| memory::read(spans, out)),
                     (_, None) => {} // nothing to update (`need` is 0)
                     (RmaOp::Accumulate(b), Some(kind)) => with_packed(origin, need, |data| {
-                        let _held = direct.lock.lock();
-                        memory::accumulate(spans, kind, b, data, None);
+                        if !(use_atomics && atomics::accumulate(spans, kind, b, data, None)) {
+                            let _held = direct.lock.lock();
+                            memory::accumulate(spans, kind, b, data, None);
+                        }
                     }),
                     (RmaOp::GetAccumulate(b), Some(kind)) => with_packed(origin, need, |data| {
                         with_result(result, need, |old| {
-                            let _held = direct.lock.lock();
-                            memory::accumulate(spans, kind, b, data, Some(old));
+                            if !(use_atomics
+                                && atomics::accumulate(spans, kind, b, data, Some(old)))
+                            {
+                                let _held = direct.lock.lock();
+                                memory::accumulate(spans, kind, b, data, Some(old));
+                            }
                         })
                     }),
                     (RmaOp::CompareAndSwap, Some(_)) => with_packed(origin, need, |new| {
                         with_packed(compare, need, |expected| {
                             with_result(result, need, |old| {
-                                let _held = direct.lock.lock();
-                                memory::compare_and_swap(spans, new, expected, old);
+                                if !(use_atomics
+                                    && atomics::compare_and_swap(spans, new, expected, old))
+                                {
+                                    let _held = direct.lock.lock();
+                                    memory::compare_and_swap(spans, new, expected, old);
+                                }
                             })
                         })
                     }),

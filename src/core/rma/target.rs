@@ -3,6 +3,7 @@
 //! synchronization needs (operations applied, for fences; PSCW notices).
 use std::collections::VecDeque;
 
+use super::atomics;
 use super::memory;
 use super::wire::{Header, Kind, DATA_TAG, DIRECT_MIN, REQUEST_TAG};
 use super::Window;
@@ -364,8 +365,10 @@ fn access(win: &Window, header: &Header, data: &[u8]) -> Result<Answer, String> 
         Kind::Accumulate => {
             check_len(data, need)?;
             let (kind, op) = (element()?, op()?);
-            let _held = win.accumulate_lock().map(|l| l.lock());
-            memory::accumulate(&spans, kind, op, data, None);
+            if !(win.atomics && atomics::accumulate(&spans, kind, op, data, None)) {
+                let _held = win.accumulate_lock().map(|l| l.lock());
+                memory::accumulate(&spans, kind, op, data, None);
+            }
             Ok(Answer::Nothing)
         }
         Kind::GetAccumulate => {
@@ -374,16 +377,20 @@ fn access(win: &Window, header: &Header, data: &[u8]) -> Result<Answer, String> 
                 check_len(data, need)?;
             }
             let mut old = vec![0u8; need];
-            let _held = win.accumulate_lock().map(|l| l.lock());
-            memory::accumulate(&spans, kind, op, data, Some(&mut old));
+            if !(win.atomics && atomics::accumulate(&spans, kind, op, data, Some(&mut old))) {
+                let _held = win.accumulate_lock().map(|l| l.lock());
+                memory::accumulate(&spans, kind, op, data, Some(&mut old));
+            }
             Ok(Answer::Data(old))
         }
         Kind::CompareAndSwap => {
             check_len(data, 2 * need)?;
             let (new, compare) = data.split_at(need);
             let mut old = vec![0u8; need];
-            let _held = win.accumulate_lock().map(|l| l.lock());
-            memory::compare_and_swap(&spans, new, compare, &mut old);
+            if !(win.atomics && atomics::compare_and_swap(&spans, new, compare, &mut old)) {
+                let _held = win.accumulate_lock().map(|l| l.lock());
+                memory::compare_and_swap(&spans, new, compare, &mut old);
+            }
             Ok(Answer::Data(old))
         }
         _ => Ok(Answer::Nothing),

@@ -152,6 +152,9 @@ pub struct Window {
     pub attributes: Attributes,
     /// The info hints in effect (key, value).
     pub hints: Vec<(String, String)>,
+    /// `acc_single_intrinsic=true` at creation: accumulates on elements
+    /// atomic instructions can update use them (see `super::atomics`).
+    pub atomics: bool,
     pub predefined: Box<PredefinedValues>,
     pub access: Access,
     pub origin: OriginState,
@@ -162,8 +165,9 @@ pub struct Window {
 }
 
 /// The info keys a window reports, with their defaults.
-pub const HINT_DEFAULTS: [(&str, &str); 5] = [
+pub const HINT_DEFAULTS: [(&str, &str); 6] = [
     ("no_locks", "false"),
+    ("acc_single_intrinsic", "false"),
     ("accumulate_ordering", "rar,raw,war,waw"),
     ("accumulate_ops", "same_op_no_op"),
     ("same_size", "false"),

@@ -37,6 +37,7 @@ pub static CATEGORIES: [Category; 8] = [
             "oxmpi_shm_messages_sent",
             "oxmpi_shm_bytes_sent",
             "oxmpi_rma_single_copy_ops",
+            "oxmpi_rma_hardware_atomics",
         ],
         categories: &[],
     },

@@ -69,6 +69,9 @@ pub static NODE_BOARD_CALLS: AtomicU64 = AtomicU64::new(0);
 /// Puts and gets on `MPI_Win_create` memory of this node's ranks done by
 /// single copy (see `rma::window::SingleCopyTarget`).
 pub static RMA_SINGLE_COPY_OPS: AtomicU64 = AtomicU64::new(0);
+/// Accumulates (of every kind) this process applied with hardware atomics
+/// (windows created with `acc_single_intrinsic=true`).
+pub static RMA_HARDWARE_ATOMICS: AtomicU64 = AtomicU64::new(0);
 /// Epochs this process started (see `core::epoch`).
 pub static EPOCHS_STARTED: AtomicU64 = AtomicU64::new(0);
 
@@ -93,7 +96,7 @@ pub struct Pvar {
     pub read: fn() -> u64,
 }
 
-pub static PVARS: [Pvar; 10] = [
+pub static PVARS: [Pvar; 11] = [
     Pvar {
         name: "oxmpi_shm_messages_sent",
         desc: "messages this process sent through shared memory (to processes of its node; messages to itself count nowhere)",
@@ -165,6 +168,14 @@ pub static PVARS: [Pvar; 10] = [
         verbosity: MPI_T_VERBOSITY_TUNER_BASIC,
         readonly: false,
         read: || RMA_SINGLE_COPY_OPS.load(Ordering::Relaxed),
+    },
+    Pvar {
+        name: "oxmpi_rma_hardware_atomics",
+        desc: "accumulates, get-accumulates, fetch-and-ops and compare-and-swaps this process applied with atomic instructions on the elements (windows created with the info acc_single_intrinsic=true), not under the memory's lock",
+        class: MPI_T_PVAR_CLASS_COUNTER,
+        verbosity: MPI_T_VERBOSITY_TUNER_BASIC,
+        readonly: false,
+        read: || RMA_HARDWARE_ATOMICS.load(Ordering::Relaxed),
     },
     Pvar {
         name: "oxmpi_epochs_started",
