@@ -598,7 +598,7 @@ out ""
 out "## One-sided (rma.c, 2 ranks, OSU methods with lock_all + flush, shared memory)" ""
 out "Windows of \`MPI_Win_allocate\`, then (rows \"create\") of \`MPI_Win_create\` over malloc'd memory, which no other process maps." ""
 thead measure oxmpi MPICH "Open MPI" "ox/MPICH" "ox/Open MPI" target
-for key in put_lat_8 put_lat_4096 fop_lat put_bw_65536 put_bw_1048576 put_bw_4194304 \
+for key in put_lat_8 put_lat_4096 fop_lat intrinsic_fop_lat put_bw_65536 put_bw_1048576 put_bw_4194304 \
     create_put_lat_8 create_put_bw_8 create_put_bw_4096 create_put_bw_1048576; do
     cols rma "$key"
     r1=$(ratio "${VAL[ox]}" "${VAL[mp]}"); r2=$(ratio "${VAL[ox]}" "${VAL[om]}"); t=""
@@ -606,6 +606,7 @@ for key in put_lat_8 put_lat_4096 fop_lat put_bw_65536 put_bw_1048576 put_bw_419
         put_lat_8) label="put 8 B latency (µs)"; d=3; judge "rma put 8 B latency vs MPICH" "$r1" "<=" 0.5; t="≤ 0.5× MPICH: $V" ;;
         put_lat_4096) label="put 4 KiB latency (µs)"; d=3 ;;
         fop_lat) label="fetch-and-op latency (µs)"; d=3 ;;
+        intrinsic_fop_lat) label="fetch-and-op latency, acc_single_intrinsic=true (µs)"; d=3 ;;
         put_bw_1048576) label="put 1 MiB bw (MB/s)"; d=0; judge "rma put 1 MiB bandwidth vs MPICH" "$r1" ">=" 1; t="≥ MPICH: $V" ;;
         create_put_lat_8) label="create: put 8 B latency (µs)"; d=3 ;;
         create_put_bw_*) label="create: put $(human "${key#create_put_bw_}") bw (MB/s)"; d=0 ;;
