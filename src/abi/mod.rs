@@ -38,6 +38,8 @@ pub mod op;
 pub mod p2p;
 pub mod pack;
 pub mod profiling;
+#[cfg(not(feature = "standard-abi"))]
+pub mod qmpi;
 pub mod rma;
 pub mod session;
 pub mod status;

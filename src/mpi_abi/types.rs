@@ -4,7 +4,7 @@
 //! `abi_constants`). Callback function types live in `callbacks.rs`.
 #![allow(non_camel_case_types, non_snake_case)]
 
-use std::os::raw::{c_int, c_long};
+use std::os::raw::{c_int, c_long, c_void};
 
 pub type MPI_Comm = c_int;
 pub type MPI_Group = c_int;
@@ -107,6 +107,14 @@ impl MPI_Status {
     pub fn set_cancelled(&mut self, cancelled: bool) {
         self.count_hi_and_cancelled = (self.count_hi_and_cancelled & !1) | cancelled as c_int;
     }
+}
+
+/// `QMPI_Context`: what a QMPI tool's function gets first (MPICH's
+/// layout): the tools' storage, indexed by tool id (see `abi::qmpi`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct QMPI_Context {
+    pub storage_stack: *mut *mut c_void,
 }
 
 #[cfg(test)]
