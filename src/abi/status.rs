@@ -50,27 +50,33 @@ impl StatusOut {
 }
 
 /// Writes `status` unless ignored: every field but `MPI_ERROR`, which a
-/// call leaves as the program set it unless it returns `MPI_ERR_IN_STATUS`
-/// (MPI 4.1, section 3.2.5: single-completion calls report their error as
-/// their return code; see [`write_status_with_error`]).
+/// single-completion call leaves as the program set it (MPI 4.1, section
+/// 3.2.5: it reports its error as its return code); the multiple-completion
+/// calls write it, see [`write_status_with_error`]. An empty status (of a
+/// null or inactive request) is written whole: MPI 4.1 section 3.7.3
+/// defines it with `MPI_ERROR` = `MPI_SUCCESS`.
 ///
 /// # Safety
 /// A `StatusOut::To` pointer must be valid for reads and writes.
 pub unsafe fn write_status(out: StatusOut, status: &MPI_Status) {
     if let StatusOut::To(p) = out {
+        let empty = *status == crate::core::p2p::request::empty_status();
         // SAFETY: checked non-NULL and not the ignore marker; valid per the
         // caller's contract.
         unsafe {
             let error = (*p).MPI_ERROR;
             *p = *status;
-            (*p).MPI_ERROR = error;
+            if !empty {
+                (*p).MPI_ERROR = error;
+            }
         }
     }
 }
 
 /// Writes `status` with `error` in its `MPI_ERROR` field: a
-/// multiple-completion call (`MPI_Waitall`, `MPI_Testsome`...) that
-/// returns `MPI_ERR_IN_STATUS` says there which request failed and how.
+/// multiple-completion call (`MPI_Waitall`, `MPI_Testsome`...) says there
+/// how each request ended (`MPI_SUCCESS`, or its error with
+/// `MPI_ERR_IN_STATUS`).
 ///
 /// # Safety
 /// As for [`write_status`].

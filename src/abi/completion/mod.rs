@@ -8,6 +8,13 @@
 //! in wait, test and the all-forms, and the any- and some-forms skip them
 //! (`MPI_UNDEFINED` when every handle is empty).
 //!
+//! The single-completion calls (wait, test, any) leave a status's
+//! `MPI_ERROR` as the program set it and return the error; the all- and
+//! some-forms write it in every status they fill: `MPI_SUCCESS`, or each
+//! request's error when they return `MPI_ERR_IN_STATUS` (MPI 4.1 section
+//! 3.2.5 allows them to; MPICH writes `MPI_SUCCESS` there for partitioned
+//! requests, and programs read it).
+//!
 //! Outcomes are taken under the runtime lock, and statuses are written
 //! after it is released: a generalized request's query and free functions
 //! (and MPICH's poll functions, between tries) run without the lock, since
@@ -104,8 +111,8 @@ impl Finished {
         self.error.is_some() || self.status.MPI_ERROR != MPI_SUCCESS
     }
 
-    /// What `MPI_ERROR` says of it when a multiple-completion call returns
-    /// `MPI_ERR_IN_STATUS`.
+    /// What `MPI_ERROR` says of it in a multiple-completion call's status
+    /// (`MPI_SUCCESS` unless it failed).
     fn error_code(&self) -> c_int {
         match &self.error {
             Some(e) => e.class,
@@ -316,7 +323,7 @@ unsafe fn finish_all(
             };
             // SAFETY: `out` is entry `i` of the caller's array or the ignore
             // marker, valid for this call.
-            unsafe { write_status(out, &status) };
+            unsafe { write_status_with_error(out, &status, MPI_SUCCESS) };
         }
         return Ok(());
     }
@@ -330,13 +337,7 @@ unsafe fn finish_all(
         let out = unsafe { StatusOut::nth(statuses, i) }?;
         // SAFETY: `out` is entry `i` of the caller's array or the ignore
         // marker, valid for this call.
-        unsafe {
-            if failed {
-                write_status_with_error(out, &f.status, f.error_code());
-            } else {
-                write_status(out, &f.status);
-            }
-        }
+        unsafe { write_status_with_error(out, &f.status, f.error_code()) };
     }
     if failed {
         return Err(in_status_error());
@@ -577,11 +578,7 @@ unsafe fn some_call(
         unsafe {
             *indices.add(k) = *i as c_int;
             let out = StatusOut::nth(statuses, k)?;
-            if failed {
-                write_status_with_error(out, &f.status, f.error_code());
-            } else {
-                write_status(out, &f.status);
-            }
+            write_status_with_error(out, &f.status, f.error_code());
         }
     }
     if failed {
