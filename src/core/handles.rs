@@ -2,7 +2,12 @@
 //! MPICH's encoding (`0x8` DIRECT kind in bits 31-30, the object kind in
 //! bits 29-26, an index below). A freed index is reused only after many
 //! others were freed, so a stale handle is reported as invalid instead of
-//! silently naming a newer object.
+//! silently naming a newer object; except in a table made with
+//! [`HandleTable::reusing_at_once`] (datatypes), which gives the most
+//! recently freed index to the next object, as MPICH does: programs that
+//! free a type and make the next one count on getting its handle back
+//! (MPICH's own `datatype/indexed_misc` does). A stale handle there is
+//! still reported until its index is reused.
 use std::collections::VecDeque;
 use std::os::raw::c_int;
 
@@ -49,6 +54,8 @@ pub struct HandleTable<T> {
     slots: Vec<Option<T>>,
     free: VecDeque<u32>,
     live: usize,
+    /// Freed indexes reused at once, the latest first.
+    at_once: bool,
 }
 
 impl<T> HandleTable<T> {
@@ -58,6 +65,19 @@ impl<T> HandleTable<T> {
             slots: Vec::new(),
             free: VecDeque::new(),
             live: 0,
+            at_once: false,
+        }
+    }
+
+    /// A table that reuses the most recently freed index first, at once
+    /// (see the module documentation).
+    pub const fn reusing_at_once(kind: ObjectKind) -> Self {
+        HandleTable {
+            kind,
+            slots: Vec::new(),
+            free: VecDeque::new(),
+            live: 0,
+            at_once: true,
         }
     }
 
@@ -75,8 +95,14 @@ impl<T> HandleTable<T> {
 
     pub fn insert(&mut self, value: T) -> c_int {
         self.live += 1;
-        if self.free.len() > REUSE_DELAY {
-            let index = self.free.pop_front().expect("free list is not empty");
+        let reused = if self.at_once {
+            self.free.pop_back()
+        } else if self.free.len() > REUSE_DELAY {
+            self.free.pop_front()
+        } else {
+            None
+        };
+        if let Some(index) = reused {
             self.slots[index as usize] = Some(value);
             return self.handle_of(index);
         }
@@ -143,6 +169,26 @@ impl<T> HandleTable<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_table_reusing_at_once_gives_back_the_latest_freed_handle() {
+        let mut t = HandleTable::reusing_at_once(ObjectKind::Datatype);
+        let a = t.insert(1);
+        let b = t.insert(2);
+        let c = t.insert(3);
+        assert!(t.discard(a));
+        assert!(t.discard(c));
+        assert_eq!(t.get(c), None, "a freed handle is invalid until reused");
+        assert_eq!(t.insert(4), c);
+        assert_eq!(t.insert(5), a);
+        assert_eq!(t.get(b), Some(&2));
+        assert_eq!(t.len(), 3);
+        // The delaying table does not.
+        let mut d = HandleTable::new(ObjectKind::Datatype);
+        let x = d.insert(1);
+        d.discard(x);
+        assert_ne!(d.insert(2), x);
+    }
 
     #[test]
     fn handles_use_mpich_direct_encoding_and_reject_other_kinds() {

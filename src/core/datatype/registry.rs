@@ -53,7 +53,7 @@ static PREDEFINED: LazyLock<Vec<Arc<Datatype>>> = LazyLock::new(|| {
 });
 
 static REGISTRY: LazyLock<OrderedRwLock<Registry>> = LazyLock::new(|| {
-    let mut user = HandleTable::new(ObjectKind::Datatype);
+    let mut user = HandleTable::reusing_at_once(ObjectKind::Datatype);
     // The pair types own DIRECT indexes 0..=4; park their rows there so
     // no user type ever gets one of those handles.
     for i in 0..PAIR_HANDLE_COUNT {
