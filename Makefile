@@ -56,7 +56,7 @@ check: stage
 # make check runs the subset in tools/mpich_suite/subset.txt.
 MPICH_FOLDERS ?= init,pt2pt,part,group,info,errhan,attr,comm,coll,datatype,threads,topo,rma,io,errors,mpi_t,spawn
 check-mpich: stage
-	python3 tools/mpich_suite.py --folders $(MPICH_FOLDERS) --modes oxmpi,ld_library_path,ld_preload,mpich --timeout-scale 0.25
+	python3 tools/mpich_suite.py --folders $(MPICH_FOLDERS) --modes oxmpi,ld_library_path,ld_preload,mpich --timeout-scale 0.25 --report docs/mpich-suite.md
 
 # mpi4py's test suite (tools/mpi4py_suite.py): the latest mpi4py from PyPI
 # built from source against oxmpi (build/mpi4py-venv) and against MPICH
