@@ -88,6 +88,10 @@ pub struct Config {
     /// `OXMPI_CC`: read by the `mpicc` script, not by the library; kept
     /// only to show it as a control variable (MPI_T).
     pub cc: Option<String>,
+    /// `OXMPI_QMPI_TOOL_LIST` (or MPICH's `MPIR_CVAR_QMPI_TOOL_LIST`, or
+    /// `QMPI_TOOL_LIST`): the QMPI tools to chain, names separated by `:`
+    /// (read by `abi::qmpi`).
+    pub qmpi_tool_list: Option<String>,
 }
 
 /// The job's secret; never printed.
@@ -277,6 +281,13 @@ impl Config {
                 .ok()
                 .filter(|v| !v.is_empty()),
             cc: std::env::var("OXMPI_CC").ok(),
+            qmpi_tool_list: [
+                "OXMPI_QMPI_TOOL_LIST",
+                "MPIR_CVAR_QMPI_TOOL_LIST",
+                "QMPI_TOOL_LIST",
+            ]
+            .iter()
+            .find_map(|var| std::env::var(var).ok()),
             unexpected_limit: std::env::var("OXMPI_UNEXPECTED_LIMIT").ok().map_or(
                 DEFAULT_UNEXPECTED_LIMIT,
                 |v| match parse_size(&v) {

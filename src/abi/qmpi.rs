@@ -70,21 +70,12 @@ struct Tools {
     first: OnceLock<Box<[c_int]>>,
 }
 
-/// The tool list's text, if one is set.
-fn tool_list() -> Option<String> {
-    [
-        "OXMPI_QMPI_TOOL_LIST",
-        "MPIR_CVAR_QMPI_TOOL_LIST",
-        "QMPI_TOOL_LIST",
-    ]
-    .iter()
-    .find_map(|var| std::env::var(var).ok())
-}
-
 fn tools() -> &'static Tools {
     static TOOLS: OnceLock<Tools> = OnceLock::new();
     TOOLS.get_or_init(|| {
-        let names: Vec<String> = tool_list()
+        let names: Vec<String> = crate::config::get()
+            .qmpi_tool_list
+            .as_deref()
             .map(|list| {
                 list.split(':')
                     .map(str::trim)

@@ -12,7 +12,7 @@ pub struct Category {
     pub categories: &'static [&'static str],
 }
 
-pub static CATEGORIES: [Category; 8] = [
+pub static CATEGORIES: [Category; 9] = [
     Category {
         name: "oxmpi_transport",
         desc: "how frames move between processes: the choice of transport, the TCP listener, waiting",
@@ -94,6 +94,13 @@ pub static CATEGORIES: [Category; 8] = [
         name: "oxmpi_errors",
         desc: "error handling and diagnostics",
         cvars: &["OXMPI_INITIAL_ERRHANDLER", "OXMPI_LOG"],
+        pvars: &[],
+        categories: &[],
+    },
+    Category {
+        name: "oxmpi_tools",
+        desc: "tools chained in front of the library (QMPI)",
+        cvars: &["OXMPI_QMPI_TOOL_LIST", "MPIR_CVAR_QMPI_TOOL_LIST"],
         pvars: &[],
         categories: &[],
     },

@@ -104,7 +104,7 @@ fn wrong_type() -> MpiError {
 
 const CONSTANT: i32 = MPI_T_SCOPE_CONSTANT;
 
-pub static CVARS: [Cvar; 22] = [
+pub static CVARS: [Cvar; 24] = [
     Cvar {
         name: "MPIR_CVAR_FINALIZE_ATEXIT",
         desc: "1: transports and the PMI connection outlive the last finalize, are reused by the next epoch and torn down at exit (MPICH's name; same as OXMPI_FINALIZE_ATEXIT)",
@@ -362,6 +362,26 @@ pub static CVARS: [Cvar; 22] = [
         enumeration: None,
         scope: CONSTANT,
         read: || text(config::get().cc.as_deref()),
+        write: None,
+    },
+    Cvar {
+        name: "OXMPI_QMPI_TOOL_LIST",
+        desc: "the QMPI tools chained in front of the library, in order, separated by ':'",
+        verbosity: MPI_T_VERBOSITY_USER_BASIC,
+        datatype: CvarType::Char,
+        enumeration: None,
+        scope: CONSTANT,
+        read: || text(config::get().qmpi_tool_list.as_deref()),
+        write: None,
+    },
+    Cvar {
+        name: "MPIR_CVAR_QMPI_TOOL_LIST",
+        desc: "MPICH's name of OXMPI_QMPI_TOOL_LIST: the QMPI tools chained, separated by ':'",
+        verbosity: MPI_T_VERBOSITY_USER_BASIC,
+        datatype: CvarType::Char,
+        enumeration: None,
+        scope: CONSTANT,
+        read: || text(config::get().qmpi_tool_list.as_deref()),
         write: None,
     },
 ];
