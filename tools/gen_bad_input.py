@@ -50,8 +50,8 @@ HANDLES = {
 # expression), with the class of the garbage value: the null handle (where
 # null is not a valid argument: MPI_INFO_NULL and MPI_REQUEST_NULL are),
 # a handle freed at the start of main (FREED_SETUP; oxmpi reuses a freed
-# slot only after every older free one, and every call here fails, so
-# nothing takes it), and a valid handle of another kind.
+# slot only after every older free one, a datatype's at once, and every
+# call here fails, so nothing takes it), and a valid handle of another kind.
 MORE_BAD = {
     "MPI_Comm": [("null", "MPI_COMM_NULL"), ("freed", "freed_comm"), ("wrong-kind", "((MPI_Comm)MPI_INT)")],
     "MPI_Datatype": [
@@ -103,12 +103,14 @@ static void make_bad_handles(void) {
     MPI_Comm_dup(MPI_COMM_SELF, &c);
     freed_comm = c;
     MPI_Comm_free(&c);
+    /* The uncommitted type first: datatype handles reuse the latest freed
+     * one at once, so nothing may be created after freed_type is freed. */
+    MPI_Type_contiguous(2, MPI_INT, &uncommitted_type);
     MPI_Datatype t;
     MPI_Type_contiguous(2, MPI_INT, &t);
     MPI_Type_commit(&t);
     freed_type = t;
     MPI_Type_free(&t);
-    MPI_Type_contiguous(2, MPI_INT, &uncommitted_type);
     MPI_Group g;
     MPI_Comm_group(MPI_COMM_WORLD, &g);
     freed_group = g;

@@ -462,10 +462,10 @@ fn registry_keeps_freed_parts_alive_and_rejects_bad_frees() {
     registry::free(base).unwrap();
     assert_eq!(lookup(base).unwrap_err().class, MPI_ERR_TYPE);
     assert_eq!(registry::free(base).unwrap_err().class, MPI_ERR_TYPE);
-    // The vector still works, and its part gets a new handle.
+    // The vector still works, and its part gets a live handle again (the
+    // freed index may be reused at once, as MPICH does).
     assert_eq!(lookup(vh).unwrap().size(), 16);
     let again = registry::handle_for(got.0, &got.1);
-    assert_ne!(again, base);
     assert_eq!(lookup(again).unwrap().size(), 8);
     registry::free(again).unwrap();
     registry::free(vh).unwrap();
