@@ -51,12 +51,14 @@ check: stage
 # MPICH 4.0.2's own test suite against oxmpi (tools/mpich_suite.py): built
 # with oxmpi's mpicc and run with its mpiexec, then built with MPICH's
 # mpicc.mpich and run on oxmpi through LD_LIBRARY_PATH and LD_PRELOAD, and
-# on MPICH itself for the counts beside (each run at most 45 s).
+# on MPICH itself for the counts beside (each run at most half its time
+# limit, 90 s by default: on 2 noisy vCPUs rma/large_acc_flush_local takes
+# 35-80 s on oxmpi and over 120 s on MPICH).
 # Fails when an entry of tools/mpich_suite/expected.txt marked pass fails.
 # make check runs the subset in tools/mpich_suite/subset.txt.
 MPICH_FOLDERS ?= init,pt2pt,part,group,info,errhan,attr,comm,coll,datatype,threads,topo,rma,io,errors,mpi_t,spawn
 check-mpich: stage
-	python3 tools/mpich_suite.py --folders $(MPICH_FOLDERS) --modes oxmpi,ld_library_path,ld_preload,mpich --timeout-scale 0.25 --report docs/mpich-suite.md
+	python3 tools/mpich_suite.py --folders $(MPICH_FOLDERS) --modes oxmpi,ld_library_path,ld_preload,mpich --timeout-scale 0.5 --report docs/mpich-suite.md
 
 # mpi4py's test suite (tools/mpi4py_suite.py): the latest mpi4py from PyPI
 # built from source against oxmpi (build/mpi4py-venv) and against MPICH
