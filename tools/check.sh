@@ -10,6 +10,10 @@ failed=0
 skipped=0
 failures=()
 
+# A section's heading, with the seconds since the start (CI must stay
+# under 40 minutes: the headings show where the time goes).
+section() { echo "== $* [${SECONDS} s]"; }
+
 record() { # name status(0 pass, 77 skip, else fail)
     case "$2" in
         0) passed=$((passed + 1)); echo "PASS $1" ;;
@@ -19,13 +23,13 @@ record() { # name status(0 pass, 77 skip, else fail)
 }
 
 mkdir -p build
-echo "== Rust unit tests"
+section "Rust unit tests"
 cargo test --release > build/unit-tests.log 2>&1
 status=$?
 grep -E '^test result:|FAILED|panicked' build/unit-tests.log | tail -n 30
 record "rust-unit-tests" "$status"
 
-echo "== cargo fmt --check, cargo clippy -D warnings"
+section "cargo fmt --check, cargo clippy -D warnings"
 cargo fmt --check > build/fmt.log 2>&1
 record "rustfmt" "$?"
 cargo clippy --release --all-targets --quiet -- -D warnings > build/clippy.log 2>&1
@@ -36,13 +40,13 @@ cargo clippy --release --lib --features standard-abi --target-dir target/stdabi 
 [ "$status" = 0 ] || tail -n 40 build/clippy.log
 record "clippy" "$status"
 
-echo "== layers: no module uses a higher layer (tools/check_layers.py)"
+section "layers: no module uses a higher layer (tools/check_layers.py)"
 python3 tools/check_layers.py --self-test > build/layers.log 2>&1 && python3 tools/check_layers.py >> build/layers.log 2>&1
 status=$?
 tail -n 20 build/layers.log
 record "layers" "$status"
 
-echo "== include/mpi.h and include/mpi_abi.h are current"
+section "include/mpi.h and include/mpi_abi.h are current"
 if git rev-parse --git-dir >/dev/null 2>&1 && git ls-files --error-unmatch include/mpi.h >/dev/null 2>&1; then
     if git diff --quiet -- include/mpi.h include/mpi_abi.h; then
         record "header-current" 0
@@ -78,7 +82,7 @@ c_pass() { # label log [VAR=value ...]
     fi
 }
 
-echo "== C tests"
+section "C tests"
 # Its REPORT rows become the tables of docs/reliability.md (see the end).
 rm -f build/reliability-rows.txt
 c_pass "shm" build/c_tests.log OXMPI_PREFIX="$STAGE" OXMPI_TEST_REPORT="$ROOT/build/reliability-rows.txt"
@@ -87,7 +91,7 @@ c_pass "shm" build/c_tests.log OXMPI_PREFIX="$STAGE" OXMPI_TEST_REPORT="$ROOT/bu
 # (those that pass, from the folders whose features oxmpi has), built with
 # the staged mpicc; any that fails is a regression. Skipped (77) with a
 # notice when MPICH's source package cannot be fetched.
-echo "== MPICH's test suite, a subset (make check-mpich runs all of it)"
+section "MPICH's test suite, a subset (make check-mpich runs all of it)"
 python3 tools/mpich_suite.py --subset tools/mpich_suite/subset.txt --timeout-scale 0.5 --prefix "$STAGE" \
     > build/mpich-suite.log 2>&1
 status=$?
@@ -99,19 +103,19 @@ record "mpich-suite-subset" "$status"
 # tools/mpi4py_suite/expected.txt does not list is a regression. Skipped
 # (77) with a notice when PyPI is not reachable. make check-mpi4py runs it
 # beside MPICH and writes docs/mpi4py.md.
-echo "== mpi4py's test suite (make check-mpi4py runs it beside MPICH)"
+section "mpi4py's test suite (make check-mpi4py runs it beside MPICH)"
 python3 tools/mpi4py_suite.py --impls oxmpi --prefix "$STAGE" > build/mpi4py-suite.log 2>&1
 status=$?
 grep -E '^(SKIP|== |  [0-9]+ ranks|check-mpi4py|    (fail|error):)' build/mpi4py-suite.log | tail -n 40
 record "mpi4py-suite" "$status"
 
-echo "== C tests again over TCP only (OXMPI_TRANSPORT=tcp)"
+section "C tests again over TCP only (OXMPI_TRANSPORT=tcp)"
 c_pass "tcp" build/c_tests_tcp.log OXMPI_PREFIX="$STAGE" \
     OXMPI_TEST_EXTRA_ENV="OXMPI_TRANSPORT=tcp" OXMPI_TEST_SKIP_SCRIPTS=1
 
 # The debug build checks the lock order (core/locks.rs) and every
 # debug assertion; its C tests run with their labels marked "debug".
-echo "== C tests against a debug build (lock order checked)"
+section "C tests against a debug build (lock order checked)"
 if make -s stage-debug > build/stage-debug.log 2>&1; then
     c_pass "debug" build/c_tests_debug.log OXMPI_PREFIX="$ROOT/build/stage-debug" \
         OXMPI_TEST_LABEL=debug OXMPI_TEST_SKIP_SCRIPTS=1
@@ -120,7 +124,7 @@ else
     record "stage-debug" 1
 fi
 
-echo "== reliability tables (docs/reliability.md; make reliability-report rewrites them there)"
+section "reliability tables (docs/reliability.md; make reliability-report rewrites them there)"
 touch build/reliability-rows.txt
 python3 tools/reliability_report.py build/reliability-rows.txt build/unit-tests.log build/reliability.md
 record "reliability-tables" "$?"
@@ -129,6 +133,7 @@ if [ ${#failures[@]} -gt 0 ]; then
     echo "== failures: ${failures[*]} (details in build/c_tests.log and above)"
     grep -h -A30 -E '^--- FAIL' build/c_tests.log build/c_tests_tcp.log build/c_tests_debug.log 2>/dev/null | head -n 300
 fi
+section "done"
 if [ "$skipped" -gt 0 ]; then
     echo "$passed passed, $failed failed, $skipped skipped"
 else
