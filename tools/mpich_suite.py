@@ -296,9 +296,22 @@ def folder_table(counts):
     return rows
 
 
-def write_report(path, table, results_all, expected):
-    """docs/mpich-suite.md: the per-folder table and every failure, each
-    with its expected verdict's reason."""
+def behind_mpich(results_all):
+    """For each oxmpi mode, the entries MPICH passes that fail there."""
+    mpich = {k for k, verdict, _ in results_all.get("mpich", []) if verdict == "pass"}
+    behind = {}
+    if "mpich" not in results_all:
+        return behind
+    for mode, results in results_all.items():
+        if mode != "mpich":
+            behind[mode] = [k for k, verdict, _ in results if verdict == "fail" and k in mpich]
+    return behind
+
+
+def write_report(path, table, results_all, expected, mode_seconds):
+    """docs/mpich-suite.md: the per-folder table, each mode's time, the
+    entries MPICH passes that oxmpi fails, and every failure, each with its
+    expected verdict's reason."""
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip() or "unknown"
     lines = [
@@ -315,10 +328,19 @@ def write_report(path, table, results_all, expected):
         f"- machine: {os.cpu_count()} CPUs; timeouts are the entries' own, so a loaded machine",
         "  shows as timeouts (in any mode)",
         "",
+        "- time per mode (building and running): " + ", ".join(
+            f"{m} {t / 60:.1f} min" for m, t in mode_seconds.items()),
+        "",
         "Cells: entries passed / entries run; in brackets, entries MPICH marks `xfail` (reported,",
         "not run).",
         "",
-    ] + table + ["", "## Failures", ""]
+    ] + table + ["", "## Entries MPICH passes that fail on oxmpi", ""]
+    behind = behind_mpich(results_all)
+    if not behind:
+        lines.append("(MPICH was not run.)")
+    for mode, keys in behind.items():
+        lines.append(f"- **{mode}**: " + (", ".join(f"`{k}`" for k in keys) if keys else "none"))
+    lines += ["", "## Failures", ""]
     for mode in MODE_ORDER:
         fails = [(k, why) for k, verdict, why in results_all.get(mode, []) if verdict == "fail"]
         if not fails:
@@ -353,8 +375,9 @@ def main():
     subset = None
     if args.subset:
         subset = {l.strip() for l in open(args.subset) if l.strip() and not l.startswith("#")}
-    regressions, newly, counts, results_all = [], [], {}, {}
+    regressions, newly, counts, results_all, mode_seconds = [], [], {}, {}, {}
     for mode in args.modes.split(","):
+        mode_start = time.monotonic()
         run_with = mpiexec
         if mode == "oxmpi":
             mpicc, env_extra = os.path.join(args.prefix, "bin", "mpicc"), {}
@@ -405,6 +428,7 @@ def main():
                     if ok and want.startswith("fail"):
                         newly.append(f"[{mode}] {k}")
         results_all[mode] = results
+        mode_seconds[mode] = time.monotonic() - mode_start
         os.makedirs(out, exist_ok=True)
         with open(os.path.join(out, "results.txt"), "w") as f:
             for k, verdict, why in results:
@@ -413,8 +437,11 @@ def main():
     say("\n== per folder: passed of run (xfail entries, not run, in brackets)")
     for line in table:
         say("  " + line)
+    say("  time: " + ", ".join(f"{m} {t / 60:.1f} min" for m, t in mode_seconds.items()))
+    for mode, keys in behind_mpich(results_all).items():
+        say(f"  MPICH passes, {mode} fails: " + (" ".join(keys) if keys else "none"))
     if args.report:
-        write_report(args.report, table, results_all, expected)
+        write_report(args.report, table, results_all, expected, mode_seconds)
         say(f"check-mpich: wrote {args.report}")
     if args.write_expected and "oxmpi" in results_all:
         with open(args.expected, "w") as f:
