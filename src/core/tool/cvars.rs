@@ -1,7 +1,7 @@
 //! Control variables: one per knob (`OXMPI_*`, and MPICH's
-//! `MPIR_CVAR_FINALIZE_ATEXIT`), reading the value in effect. Knobs are
-//! read once from the environment (see `config`), so most are constant;
-//! the ones whose change takes effect at once are writable
+//! `MPIR_CVAR_FINALIZE_ATEXIT` and `MPIR_CVAR_QMPI_TOOL_LIST`), reading the
+//! value in effect. Knobs are read once from the environment (see
+//! `config`), so most are constant; the ones whose change takes effect at once are writable
 //! (`MPI_T_SCOPE_LOCAL`: each process its own): `OXMPI_SHM_SINGLE_COPY`
 //! (decided per message by its sender) and `OXMPI_SPIN_POLLS` (read by
 //! every wait).
