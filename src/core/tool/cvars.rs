@@ -104,6 +104,21 @@ fn wrong_type() -> MpiError {
 
 const CONSTANT: i32 = MPI_T_SCOPE_CONSTANT;
 
+/// The QMPI tool list under one of its two names (both read the same
+/// value).
+const fn qmpi_tool_list(name: &'static str, desc: &'static str) -> Cvar {
+    Cvar {
+        name,
+        desc,
+        verbosity: MPI_T_VERBOSITY_USER_BASIC,
+        datatype: CvarType::Char,
+        enumeration: None,
+        scope: CONSTANT,
+        read: || text(config::get().qmpi_tool_list.as_deref()),
+        write: None,
+    }
+}
+
 pub static CVARS: [Cvar; 24] = [
     Cvar {
         name: "MPIR_CVAR_FINALIZE_ATEXIT",
@@ -364,26 +379,14 @@ pub static CVARS: [Cvar; 24] = [
         read: || text(config::get().cc.as_deref()),
         write: None,
     },
-    Cvar {
-        name: "OXMPI_QMPI_TOOL_LIST",
-        desc: "the QMPI tools chained in front of the library, in order, separated by ':'",
-        verbosity: MPI_T_VERBOSITY_USER_BASIC,
-        datatype: CvarType::Char,
-        enumeration: None,
-        scope: CONSTANT,
-        read: || text(config::get().qmpi_tool_list.as_deref()),
-        write: None,
-    },
-    Cvar {
-        name: "MPIR_CVAR_QMPI_TOOL_LIST",
-        desc: "MPICH's name of OXMPI_QMPI_TOOL_LIST: the QMPI tools chained, separated by ':'",
-        verbosity: MPI_T_VERBOSITY_USER_BASIC,
-        datatype: CvarType::Char,
-        enumeration: None,
-        scope: CONSTANT,
-        read: || text(config::get().qmpi_tool_list.as_deref()),
-        write: None,
-    },
+    qmpi_tool_list(
+        "OXMPI_QMPI_TOOL_LIST",
+        "the QMPI tools chained in front of the library, in order, separated by ':'",
+    ),
+    qmpi_tool_list(
+        "MPIR_CVAR_QMPI_TOOL_LIST",
+        "MPICH's name of OXMPI_QMPI_TOOL_LIST: the QMPI tools chained, separated by ':'",
+    ),
 ];
 
 /// The index of the variable called `name`.
